@@ -1,0 +1,102 @@
+"""The intermediate representation: what an API offers, independent of how the spec spelled it.
+
+This is the contract between "understand the spec" (load, validate, normalize) and "emit code" (tools,
+render). Schemas stay OpenAPI schema nodes here, each with its location, so the schema stage can
+resolve references and report problems at the right pointer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .refs import Ref
+
+Location = Literal["path", "query", "header", "cookie"]
+Dialect = Literal["3.0", "3.1"]
+METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+
+
+@dataclass(frozen=True, slots=True)
+class Schema:
+    node: Any  # an OpenAPI schema object (or a boolean, in 3.1), possibly a $ref
+    at: Ref
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    name: str
+    location: Location
+    required: bool
+    schema: Schema | None
+    description: str
+    style: str
+    explode: bool
+    allow_reserved: bool
+    deprecated: bool
+    content_type: str | None  # the media type when the parameter is declared with `content`
+    at: Ref
+
+
+@dataclass(frozen=True, slots=True)
+class Body:
+    media_type: str
+    schema: Schema | None
+    required: bool
+    description: str
+    alternatives: tuple[str, ...]  # the other media types the operation accepts
+    encoding: tuple[tuple[str, str], ...]  # multipart/form: property -> content type
+    at: Ref
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    status: str  # "200", "2XX", "default", ...
+    description: str
+    media_type: str | None  # the preferred one (JSON first) of the media types in `content`
+    schema: Schema | None
+    media_types: tuple[str, ...]  # every media type the response declares
+    at: Ref
+
+
+@dataclass(frozen=True, slots=True)
+class SecurityScheme:
+    key: str
+    type: str  # apiKey | http | oauth2 | openIdConnect | mutualTLS
+    scheme: str  # for http: bearer, basic, ...
+    name: str  # for apiKey: the header/query/cookie name
+    location: str  # for apiKey: header | query | cookie
+    token_url: str  # for oauth2 client credentials
+    scopes: tuple[str, ...]
+
+
+# Alternatives (OR) of requirements (AND), each requirement a (scheme key, scopes) pair.
+Security = tuple[tuple[tuple[str, tuple[str, ...]], ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    method: str  # upper case
+    path: str
+    operation_id: str | None
+    summary: str
+    description: str
+    tags: tuple[str, ...]
+    deprecated: bool
+    parameters: tuple[Parameter, ...]
+    body: Body | None
+    responses: tuple[Response, ...]
+    security: Security
+    extensions: tuple[tuple[str, Any], ...]  # the operation's x-mcp-* extensions
+    at: Ref
+
+
+@dataclass(frozen=True, slots=True)
+class Api:
+    title: str
+    version: str
+    description: str
+    dialect: Dialect
+    servers: tuple[str, ...]  # server URLs, variables substituted
+    operations: tuple[Operation, ...]
+    security_schemes: tuple[SecurityScheme, ...]

@@ -1,0 +1,75 @@
+"""Deterministic, unique, client-safe names for tools and their arguments.
+
+Tool names match `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`: what Claude, OpenAI and Gemini clients accept.
+Argument names match `^[A-Za-z0-9_.-]{1,64}$` (Claude's rule for inputSchema property keys). A name
+that has to be changed beyond case and separators is reported; a name that is too long is shortened
+at a word boundary with a short hash of the full name, never cut silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+MAX_TOOL_NAME = 64
+MAX_ARG_NAME = 64
+
+
+def snake_case(text: str) -> str:
+    """`getPetById` -> `get_pet_by_id`, `repos/get-content` -> `repos_get_content`."""
+    text = ascii_fold(text)
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", text)
+    text = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", text)
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
+
+
+def ascii_fold(text: str) -> str:
+    """Drop accents (`café` -> `cafe`); characters with no ASCII form are left to the caller's rules."""
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+
+
+def fallback_tool_name(method: str, path: str) -> str:
+    """A name for an operation without operationId: `GET /pets/{petId}` -> `get_pets_pet_id`."""
+    return snake_case(f"{method} {path}") or method.lower()
+
+
+def shorten(name: str, limit: int, sep: str = "_") -> str:
+    """Cut at a word boundary and add 6 hex digits of the full name's hash, so it stays unique."""
+    if len(name) <= limit:
+        return name
+    digest = hashlib.sha1(name.encode()).hexdigest()[:6]
+    room = limit - len(digest) - 1
+    head = name[:room]
+    if sep in head[room // 2 :]:
+        head = head[: head.rindex(sep)]
+    return f"{head.rstrip(sep + '-.')}{sep}{digest}"
+
+
+def tool_name(raw: str) -> str:
+    name = snake_case(raw)
+    if not name:
+        name = "operation"
+    if not (name[0].isalpha() or name[0] == "_"):
+        name = "op_" + name
+    return shorten(name, MAX_TOOL_NAME)
+
+
+def arg_name(wire: str) -> str:
+    """A client-safe argument key for a parameter or body property name, e.g. `filter[status]` -> `filter_status`."""
+    if re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", wire):
+        return wire
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", ascii_fold(wire)).strip("_.-")
+    return shorten(safe or "arg", MAX_ARG_NAME)
+
+
+def unique(name: str, taken: set[str], limit: int) -> str:
+    """`name`, or `name_2`, `name_3`, ... (shortened to fit) if taken; adds the result to `taken`."""
+    candidate = name
+    counter = 2
+    while candidate in taken:
+        suffix = f"_{counter}"
+        candidate = name[: limit - len(suffix)] + suffix
+        counter += 1
+    taken.add(candidate)
+    return candidate

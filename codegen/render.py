@@ -1,0 +1,128 @@
+"""ToolSpecs + config -> the generated package, as {relative path: text}, with Jinja.
+
+One template per generated file. A user's template folder overrides any built-in template by its file
+name. The environment is created per call (no global state) with StrictUndefined, so a template that
+uses a variable it was not given fails loudly instead of writing an empty string.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from . import __version__
+from .model import Api
+from .problems import Problem, error
+from .tools import ToolSpec
+
+# template file name -> generated path ({package} is the import package)
+FILES: tuple[tuple[str, str], ...] = (
+    ("pyproject.toml.jinja", "pyproject.toml"),
+    ("README.md.jinja", "README.md"),
+    ("__init__.py.jinja", "src/{package}/__init__.py"),
+    ("__main__.py.jinja", "src/{package}/__main__.py"),
+    ("server.py.jinja", "src/{package}/server.py"),
+    ("settings.py.jinja", "src/{package}/settings.py"),
+    ("requests.py.jinja", "src/{package}/requests.py"),
+    ("responses.py.jinja", "src/{package}/responses.py"),
+    ("tools.json.jinja", "src/{package}/tools.json"),
+    ("routes.json.jinja", "src/{package}/routes.json"),
+    ("py.typed.jinja", "src/{package}/py.typed"),
+    ("conftest.py.jinja", "tests/conftest.py"),
+    ("test_server.py.jinja", "tests/test_server.py"),
+)
+
+
+def builtin_templates() -> Path:
+    """The templates shipped in the wheel (codegen/templates) or, from a source tree, ./templates."""
+    here = Path(__file__).resolve().parent
+    packaged = here / "templates"
+    return packaged if packaged.is_dir() else here.parent / "templates"
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    """The names of the generated package, all derived from one name."""
+
+    dist: str  # distribution and console script: my-server
+    package: str  # import package: my_server
+    env_prefix: str  # environment variables: MY_SERVER_...
+
+    @classmethod
+    def from_name(cls, name: str) -> Project:
+        dist = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "mcp-server"
+        if not dist[0].isalpha():
+            dist = "mcp-" + dist
+        package = dist.replace("-", "_")
+        return cls(dist, package, package.upper())
+
+
+def slug(title: str) -> str:
+    """A folder name for an API title: 'Swagger Petstore' -> 'swagger-petstore'."""
+    return Project.from_name(title).dist
+
+
+def render(
+    api: Api,
+    tools: Sequence[ToolSpec],
+    project: Project,
+    default_base_url: str | None,
+    templates: Path | None,
+) -> tuple[dict[str, str], list[Problem]]:
+    loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(builtin_templates()))]
+    if templates is not None:
+        loaders.insert(0, jinja2.FileSystemLoader(str(templates)))
+    env = jinja2.Environment(
+        loader=jinja2.ChoiceLoader(loaders),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False)
+    env.filters["pystr"] = _python_string
+    context = _context(api, tools, project, default_base_url)
+    files: dict[str, str] = {}
+    problems: list[Problem] = []
+    for template_name, target in FILES:
+        path = target.format(package=project.package)
+        try:
+            files[path] = env.get_template(template_name).render(context)
+        except jinja2.TemplateError as exc:
+            where = f" (line {exc.lineno})" if isinstance(exc, jinja2.TemplateSyntaxError) else ""
+            problems.append(error(f"template {template_name}{where}: {exc}"))
+    return files, problems
+
+
+def _context(api: Api, tools: Sequence[ToolSpec], project: Project, default_base_url: str | None) -> dict[str, Any]:
+    return {
+        "generator_version": __version__,
+        "project": project,
+        "api": api,
+        "default_base_url": default_base_url,
+        "tools": tools,
+        "tools_json": _dump([tool.to_json() for tool in tools]),
+        "routes_json": _dump({tool.name: tool.plan.to_json() for tool in tools}),
+    }
+
+
+def _dump(data: Any) -> str:
+    """Compact, key-sorted JSON: byte-identical whatever the key order of the input spec."""
+    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def _python_string(value: str) -> str:
+    """A Python string literal (for templates that embed text from the spec in code)."""
+    return repr(value)
+
+
+def describe_templates() -> Mapping[str, str]:
+    """Template file name -> generated path, for --help and the README."""
+    return dict(FILES)

@@ -1,0 +1,309 @@
+"""OpenAPI schema objects (3.0 and 3.1) -> JSON Schema 2020-12, with shared definitions in `$defs`.
+
+Every `$ref` becomes `{"$ref": "#/$defs/<name>"}`; a tool's schema carries only the definitions it
+reaches, so circular schemas stay finite and a large definition is written once per tool, not once per
+use. Keywords are copied through a whitelist with their value types checked, so the output is valid
+2020-12 by construction whatever the spec holds; what is dropped or repaired is reported.
+
+Direction matters: an input schema leaves out `readOnly` properties, an output schema `writeOnly` ones.
+Definitions are converted once per (location, direction) and shared by all tools.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any, Literal
+
+from .model import Dialect, Schema
+from .problems import Level, Problem
+from .refs import Ref, RefError, Resolver
+
+Direction = Literal["input", "output"]
+JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "array", "object", "null"})
+MAX_DEPTH = 48  # nesting of inline schemas; deeper parts become {} (refs do not count)
+
+SCHEMA_VALUED = ("additionalProperties", "not", "contains", "propertyNames", "if", "then", "else")
+SCHEMA_MAPS = ("properties", "patternProperties", "dependentSchemas")
+SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+NUMBERS = ("minimum", "maximum", "multipleOf")
+COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "minContains", "maxContains")
+STRINGS = ("title", "description", "format", "pattern", "contentMediaType", "contentEncoding")
+BOOLEANS = ("uniqueItems", "deprecated", "readOnly", "writeOnly")
+ANY_VALUE = ("const", "default")
+DEF_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
+COMPONENT = re.compile(r"^/components/schemas/([^/]+)$")
+
+
+class SchemaConverter:
+    """Converts schemas for one API; definitions are cached across calls (and so across tools)."""
+
+    def __init__(self, resolver: Resolver, dialect: Dialect) -> None:
+        self.resolver = resolver
+        self.dialect = dialect
+        self._defs: dict[tuple[Ref, Direction], tuple[dict[str, Any], frozenset[Ref]]] = {}
+        self._names: dict[Ref, str] = {}
+        self._problems: dict[tuple[str, str, str], Problem] = {}
+
+    @property
+    def problems(self) -> list[Problem]:
+        return sorted(self._problems.values(), key=lambda p: (p.source, p.pointer, p.message))
+
+    def _report(self, level: Level, message: str, at: Ref) -> None:
+        problem = self.resolver.problem(level, message, at)
+        self._problems.setdefault((problem.source, problem.pointer, problem.message), problem)
+
+    # -- public -------------------------------------------------------------------------------------
+    def convert(self, schema: Schema, direction: Direction) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The JSON Schema for `schema` and the `$defs` it needs (sorted by name)."""
+        refs: set[Ref] = set()
+        converted = self._node(schema.node, schema.at, direction, refs, 0)
+        return converted, self.definitions(refs, direction)
+
+    def definitions(self, refs: set[Ref], direction: Direction) -> dict[str, Any]:
+        """The definitions reachable from `refs`, keyed by their `$defs` name."""
+        found: dict[str, Any] = {}
+        pending = sorted(refs)
+        seen: set[Ref] = set()
+        while pending:
+            ref = pending.pop()
+            if ref in seen:
+                continue
+            seen.add(ref)
+            converted, deps = self._definition(ref, direction)
+            found[self.name(ref)] = converted
+            pending.extend(sorted(deps - seen))
+        return dict(sorted(found.items()))
+
+    def resolve_converted(self, schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+        """Follow a converted `{"$ref": "#/$defs/X"}` chain to the definition it names."""
+        seen: set[str] = set()
+        while set(schema) == {"$ref"} and schema["$ref"].startswith("#/$defs/"):
+            name = schema["$ref"][len("#/$defs/") :]
+            if name in seen or name not in defs:
+                break
+            seen.add(name)
+            schema = defs[name]
+        return schema
+
+    def name(self, ref: Ref) -> str:
+        """A stable `$defs` name for a location: the component name where it is a plain one."""
+        if ref not in self._names:
+            match = COMPONENT.match(ref.pointer) if ref.uri == self.resolver.documents.root_uri else None
+            raw = match.group(1).replace("~1", "/").replace("~0", "~") if match else ref.pointer.rsplit("/", 1)[-1]
+            safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", raw).strip("_")[:60] or "schema"
+            if not (match and DEF_NAME.match(raw)):
+                digest = hashlib.sha1(f"{ref.uri}#{ref.pointer}".encode()).hexdigest()[:6]
+                safe = f"{safe}_{digest}"
+            self._names[ref] = safe
+        return self._names[ref]
+
+    # -- internals ----------------------------------------------------------------------------------
+    def _definition(self, ref: Ref, direction: Direction) -> tuple[dict[str, Any], frozenset[Ref]]:
+        key = (ref, direction)
+        if key not in self._defs:
+            refs: set[Ref] = set()
+            try:
+                node = self.resolver.get(ref)
+            except RefError as exc:
+                self._report(Level.WARNING, f"{exc}; any value is accepted there", ref)
+                node = {}
+            converted = self._node(node, ref, direction, refs, 0)
+            self._defs[key] = (converted, frozenset(refs))
+        return self._defs[key]
+
+    def _node(self, node: Any, at: Ref, direction: Direction, refs: set[Ref], depth: int) -> dict[str, Any]:
+        if node is True:
+            return {}
+        if node is False:
+            return {"not": {}}
+        if not isinstance(node, dict):
+            self._report(Level.WARNING, f"schema is not an object ({type(node).__name__}); any value is accepted", at)
+            return {}
+        if depth > MAX_DEPTH:
+            self._report(Level.WARNING, f"schema nested deeper than {MAX_DEPTH} levels; the rest accepts any value", at)
+            return {}
+        if isinstance(node.get("$ref"), str):
+            return self._ref(node, at, direction, refs)
+        out: dict[str, Any] = {}
+        sub = depth + 1
+
+        types = self._types(node, at)
+        if types is not None:
+            out["type"] = types[0] if len(types) == 1 else types
+        for key in STRINGS:
+            if isinstance(node.get(key), str):
+                out[key] = node[key]
+        for key in BOOLEANS:
+            if isinstance(node.get(key), bool):
+                out[key] = node[key]
+        for key in NUMBERS:
+            value = node.get(key)
+            if _is_number(value) and not (key == "multipleOf" and value <= 0):
+                out[key] = value
+        for key in COUNTS:
+            value = node.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                out[key] = value
+            elif _is_number(value) and value >= 0 and float(value).is_integer():
+                out[key] = int(value)
+        for key in ("exclusiveMinimum", "exclusiveMaximum"):
+            value = node.get(key)
+            bound = "minimum" if key == "exclusiveMinimum" else "maximum"
+            if value is True and bound in out:  # 3.0: a flag on minimum/maximum
+                out[key] = out.pop(bound)
+            elif _is_number(value):
+                out[key] = value
+        for key in ANY_VALUE:
+            if key in node:
+                out[key] = node[key]
+        if isinstance(node.get("enum"), list):
+            out["enum"] = _unique(node["enum"])
+        examples = node.get("examples")
+        if isinstance(examples, list):
+            out["examples"] = examples
+        elif "example" in node:
+            out["examples"] = [node["example"]]
+        required = node.get("required")
+        if isinstance(required, list):
+            names = [r for r in dict.fromkeys(required) if isinstance(r, str)]
+            if names:
+                out["required"] = names
+        if isinstance(node.get("dependentRequired"), dict):
+            out["dependentRequired"] = {
+                k: [x for x in dict.fromkeys(v) if isinstance(x, str)]
+                for k, v in node["dependentRequired"].items()
+                if isinstance(v, list)
+            }
+
+        for key in SCHEMA_MAPS:
+            value = node.get(key)
+            if isinstance(value, dict):
+                converted = {}
+                for name, child in value.items():
+                    if key == "properties" and self._hidden(child, at.child(key, name), direction):
+                        continue
+                    converted[name] = self._node(child, at.child(key, name), direction, refs, sub)
+                out[key] = converted
+        if "properties" in out and "required" in out:
+            kept = [r for r in out["required"] if r in out["properties"] or not self._was_hidden(node, r, at, direction)]
+            if kept:
+                out["required"] = kept
+            else:
+                del out["required"]
+        for key in SCHEMA_VALUED:
+            value = node.get(key)
+            if isinstance(value, (dict, bool)):
+                out[key] = self._node(value, at.child(key), direction, refs, sub)
+        items = node.get("items")
+        if isinstance(items, (dict, bool)):
+            out["items"] = self._node(items, at.child("items"), direction, refs, sub)
+        elif isinstance(items, list):  # tuple form (old drafts) -> prefixItems
+            out["prefixItems"] = [self._node(v, at.child("items", i), direction, refs, sub) for i, v in enumerate(items)]
+        for key in SCHEMA_LISTS:
+            value = node.get(key)
+            if key in out:
+                continue
+            if isinstance(value, list) and value:
+                out[key] = [self._node(v, at.child(key, i), direction, refs, sub) for i, v in enumerate(value)]
+            elif value is not None and not isinstance(value, list):
+                self._report(Level.WARNING, f"'{key}' is not a list; ignored", at.child(key))
+        discriminator = node.get("discriminator")
+        if isinstance(discriminator, dict) and isinstance(discriminator.get("propertyName"), str):
+            out["discriminator"] = self._discriminator(discriminator, at.child("discriminator"), refs)
+
+        if self.dialect == "3.0" and node.get("nullable") is True:
+            _make_nullable(out)
+        return out
+
+    def _ref(self, node: dict[str, Any], at: Ref, direction: Direction, refs: set[Ref]) -> dict[str, Any]:
+        target = self.resolver.target(node["$ref"], at)
+        try:
+            self.resolver.get(target)
+        except RefError as exc:
+            self._report(Level.WARNING, f"{exc}; any value is accepted there", at)
+            return {}
+        refs.add(target)
+        out: dict[str, Any] = {"$ref": "#/$defs/" + self.name(target)}
+        for key in ("description", "title"):  # 3.1 allows siblings; 3.0 tools often put a description here
+            if isinstance(node.get(key), str):
+                out[key] = node[key]
+        if self.dialect == "3.0" and node.get("nullable") is True:
+            return {"anyOf": [out, {"type": "null"}]}
+        return out
+
+    def _types(self, node: dict[str, Any], at: Ref) -> list[str] | None:
+        raw = node.get("type")
+        if raw is None:
+            return None
+        listed = raw if isinstance(raw, list) else [raw]
+        types = [t for t in dict.fromkeys(listed) if isinstance(t, str) and t in JSON_TYPES]
+        if len(types) != len(listed):
+            bad = [t for t in listed if t not in types]
+            self._report(Level.WARNING, f"unknown type {bad!r} ignored", at.child("type"))
+        return types or None
+
+    def _hidden(self, child: Any, at: Ref, direction: Direction) -> bool:
+        """readOnly properties are not inputs; writeOnly properties are not outputs."""
+        flag = "readOnly" if direction == "input" else "writeOnly"
+        if isinstance(child, dict) and child.get(flag) is True:
+            return True
+        if isinstance(child, dict) and "$ref" in child:
+            try:
+                target, _ = self.resolver.resolve(child, at)
+            except RefError:
+                return False
+            return isinstance(target, dict) and target.get(flag) is True
+        return False
+
+    def _was_hidden(self, node: dict[str, Any], name: str, at: Ref, direction: Direction) -> bool:
+        props = node.get("properties")
+        return isinstance(props, dict) and name in props and self._hidden(props[name], at.child("properties", name), direction)
+
+    def _discriminator(self, node: dict[str, Any], at: Ref, refs: set[Ref]) -> dict[str, Any]:
+        out: dict[str, Any] = {"propertyName": node["propertyName"]}
+        mapping = node.get("mapping")
+        if isinstance(mapping, dict):
+            converted = {}
+            for value, ref in sorted(mapping.items()):
+                if not isinstance(ref, str):
+                    continue
+                target = self.resolver.target(ref if "#" in ref or "/" in ref else f"#/components/schemas/{ref}", at)
+                try:
+                    self.resolver.get(target)
+                except RefError as exc:
+                    self._report(Level.WARNING, f"discriminator mapping {value!r}: {exc}", at.child("mapping", value))
+                    continue
+                refs.add(target)
+                converted[str(value)] = "#/$defs/" + self.name(target)
+            if converted:
+                out["mapping"] = converted
+        return out
+
+
+def _make_nullable(out: dict[str, Any]) -> None:
+    """OpenAPI 3.0 `nullable: true` -> a type union with null (and null in an enum)."""
+    types = out.get("type")
+    if isinstance(types, str):
+        out["type"] = [types, "null"] if types != "null" else "null"
+    elif isinstance(types, list) and "null" not in types:
+        out["type"] = [*types, "null"]
+    if "enum" in out and None not in out["enum"]:
+        out["enum"] = [*out["enum"], None]
+    if "type" not in out and any(k in out for k in ("allOf", "anyOf", "oneOf")):
+        inner = dict(out)
+        out.clear()
+        out["anyOf"] = [inner, {"type": "null"}]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+
+
+def _unique(values: list[Any]) -> list[Any]:
+    """enum items must be unique in JSON Schema; specs sometimes repeat one."""
+    seen: list[Any] = []
+    for value in values:
+        if not any(value == s and type(value) is type(s) for s in seen):
+            seen.append(value)
+    return seen
