@@ -171,7 +171,7 @@ def _print_done(result: Result, out: Path) -> None:
     skipped = f", {errors} skipped" if has_errors(result.problems) else ""
     typer.echo(
         f"generated {len(result.tools)} tools{skipped} into {out}/ ({warnings} warnings)\n"
-        f"  install: pip install ./{out}\n"
+        f"  install: pip install {out if out.is_absolute() else f'./{out}'}\n"
         f"  run:     {result.project.dist}   (stdio; --transport http for streamable HTTP)",
         err=True,
     )
