@@ -101,8 +101,25 @@ def generate_command(
             file_okay=False,
         ),
     ] = None,
-    no_validate: Annotated[
-        bool, typer.Option("--no-validate", help="Skip openapi-spec-validator (faster on very large specs).")
+    validate_spec: Annotated[
+        bool | None,
+        typer.Option(
+            "--validate/--no-validate",
+            help="Run openapi-spec-validator (warnings only). Default: on for specs up to 400 operations.",
+        ),
+    ] = None,
+    output_depth: Annotated[
+        int,
+        typer.Option(
+            "--output-depth",
+            help="$ref levels kept in output schemas; deeper ones are loosened to their type (-1: keep all).",
+        ),
+    ] = 0,
+    compact: Annotated[
+        bool,
+        typer.Option(
+            "--compact", help="Smallest tools/list: no output schemas, short tool descriptions, no link URLs."
+        ),
     ] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print errors only.")] = False,
     verbose: Annotated[
@@ -122,7 +139,9 @@ def generate_command(
         check=check_only,
         templates=templates,
         base_url=base_url,
-        validate=not no_validate,
+        validate=validate_spec,
+        output_depth=None if output_depth < 0 else output_depth,
+        compact=compact,
     )
     started = time.monotonic()
 

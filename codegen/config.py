@@ -15,4 +15,6 @@ class Config:
     check: bool = False  # compare with the folder instead of writing
     templates: Path | None = None  # a folder whose templates override the built-in ones by file name
     base_url: str | None = None  # default upstream base URL baked into the server (else: the spec's)
-    validate: bool = True  # run openapi-spec-validator
+    validate: bool | None = None  # run openapi-spec-validator; None: only up to VALIDATE_MAX_OPERATIONS
+    output_depth: int | None = 0  # $ref hops kept in output schemas (deeper: loosened); None: full schemas
+    compact: bool = False  # no output schemas, short tool descriptions, no link URLs: smallest tools/list

@@ -34,6 +34,17 @@ class Result:
 
 
 Progress = Callable[[str], None]
+# openapi-spec-validator needs ~15-50 s on GitHub's 1,200 operations; above this it runs only when asked.
+# Nothing generated depends on it (its findings are warnings; normalize reports what it cannot use).
+VALIDATE_MAX_OPERATIONS = 400
+METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
+
+
+def _operation_count(document: Any) -> int:
+    paths = document.get("paths") if isinstance(document, dict) else None
+    if not isinstance(paths, dict):
+        return 0
+    return sum(len(METHODS.intersection(item)) for item in paths.values() if isinstance(item, dict))
 
 
 def _quiet(_: str) -> None:
@@ -47,9 +58,11 @@ def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, li
     if documents is None:
         return None, [], problems
     document: Any = documents.root
-    if config.validate:
+    if config.validate or (config.validate is None and _operation_count(document) <= VALIDATE_MAX_OPERATIONS):
         progress("validating with openapi-spec-validator")
         problems += validate(document, documents.root_uri)
+    elif config.validate is None:
+        progress(f"not validating: more than {VALIDATE_MAX_OPERATIONS} operations (--validate forces it)")
     if str(document.get("swagger", "")).startswith("2"):
         problems.append(
             error("Swagger 2.0 documents are not supported yet; convert the spec to OpenAPI 3 first", "/swagger")
@@ -62,7 +75,7 @@ def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, li
     if api is None:
         return None, [], problems
     progress(f"mapping {len(api.operations)} operations to tools")
-    tools, found = map_tools(api, resolver)
+    tools, found = map_tools(api, resolver, None if config.compact else config.output_depth, config.compact)
     problems += found
     if not tools:
         problems.append(error("the spec has no operations that can be served as tools", "/paths"))

@@ -6,6 +6,7 @@ exact HTTP request the spec describes: for each argument, its wire name, locatio
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -30,6 +31,16 @@ HINTS: Mapping[str, tuple[bool, bool, bool]] = {
     "PATCH": (False, False, False),
 }
 MAX_ERROR_TEXT = 120  # characters of each failure response's description in the tool description
+COMPACT_TEXT = 300  # --compact: characters of the operation description kept in the tool description
+OUTPUT_DEPTH = 0  # default: definitions more than this many $ref hops below an output schema become loose
+# Output-schema keywords that never change which responses validate (annotations), dropped to keep
+# tools/list small; `discriminator` is an annotation in 2020-12 and its mapping would name dropped defs.
+OUTPUT_ANNOTATIONS = frozenset(
+    {"examples", "default", "title", "deprecated", "readOnly", "writeOnly", "discriminator", "$comment"}
+)
+# Keywords whose subschemas constrain in reverse (or conditionally): loosening inside them could reject
+# valid responses, so a loosened output schema drops them, which only accepts more.
+OUTPUT_CONTRAVARIANT = frozenset({"not", "if", "then", "else"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,11 +119,14 @@ class ToolSpec:
         return data
 
 
-def map_tools(api: Api, resolver: Resolver) -> tuple[list[ToolSpec], list[Problem]]:
+def map_tools(
+    api: Api, resolver: Resolver, output_depth: int | None = OUTPUT_DEPTH, compact: bool = False
+) -> tuple[list[ToolSpec], list[Problem]]:
+    """`output_depth`: $ref hops kept in output schemas (None: all); `compact`: no output schemas at all."""
     converter = SchemaConverter(resolver, api.dialect)
     problems: list[Problem] = []
     names = _tool_names(api.operations, resolver, problems)
-    tools = [_tool(op, names[op.at], converter) for op in api.operations]
+    tools = [_tool(op, names[op.at], converter, output_depth, compact) for op in api.operations]
     return tools, problems + converter.problems
 
 
@@ -145,13 +159,18 @@ def _tool_names(operations: tuple[Operation, ...], resolver: Resolver, problems:
     return names
 
 
-def _tool(op: Operation, name: str, converter: SchemaConverter) -> ToolSpec:
+def _tool(
+    op: Operation, name: str, converter: SchemaConverter, output_depth: int | None = OUTPUT_DEPTH, compact: bool = False
+) -> ToolSpec:
     input_schema, args, body = _input(op, converter)
-    output_schema, wrap = _output(op, converter)
+    output_schema, wrap = _output(op, converter, output_depth)
+    if compact:
+        output_schema = None  # the result is still returned, as text and (for objects) structured content
+        input_schema = _unlink(input_schema)
     read_only, destructive, idempotent = HINTS.get(op.method, (False, True, False))
     title = op.summary.rstrip(".") or naming.snake_case(name).replace("_", " ").capitalize()
     annotations = {
-        "title": title,
+        **({} if compact else {"title": title}),  # compact: the tool's own title says it already
         "readOnlyHint": read_only,
         "destructiveHint": destructive,
         "idempotentHint": idempotent,
@@ -160,23 +179,57 @@ def _tool(op: Operation, name: str, converter: SchemaConverter) -> ToolSpec:
     success = [r for r in op.responses if r.status.startswith("2")]
     accept = success[0].media_types[0] if success and success[0].media_types else None
     plan = RequestPlan(op.method, op.path, args, body, accept, wrap)
-    return ToolSpec(name, title, _description(op), input_schema, output_schema, annotations, plan, op)
+    return ToolSpec(name, title, _description(op, compact), input_schema, output_schema, annotations, plan, op)
 
 
-def _description(op: Operation) -> str:
+def _description(op: Operation, compact: bool = False) -> str:
+    """Summary, description, method and path, and the documented failures; `compact`: the summary and
+    the description's first paragraph (at most COMPACT_TEXT characters), method and path only."""
     parts = []
     if op.deprecated:
         parts.append("Deprecated.")
     if op.summary:
         parts.append(op.summary)
     if op.description and op.description != op.summary:
-        parts.append(op.description)
+        text = op.description
+        if compact:
+            text = next((p.strip() for p in text.split("\n\n") if p.strip() and p.strip() != op.summary), "")
+            if len(text) > COMPACT_TEXT:
+                text = text[: COMPACT_TEXT - 1].rstrip() + "…"
+        if text:
+            parts.append(text)
     parts.append(f"{op.method} {op.path}")
+    if compact:
+        return MARKDOWN_LINK.sub(r"\1", "\n\n".join(parts))
     failures = [r for r in op.responses if r.status[:1] in "45" or r.status == "DEFAULT"]
     if failures:
         listed = "; ".join(_failure(r) for r in failures)
         parts.append(f"Errors: {listed}.")
     return "\n\n".join(parts)
+
+
+MARKDOWN_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
+
+
+def _unlink(node: Any) -> Any:
+    """--compact: Markdown links `[text](url)` -> `text` in descriptions (the URLs cost tokens, not meaning)."""
+    if isinstance(node, str):
+        return MARKDOWN_LINK.sub(r"\1", node)
+    if isinstance(node, list):
+        return [_unlink(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "description" and isinstance(value, str):
+            out[key] = MARKDOWN_LINK.sub(r"\1", value)
+        elif key in ("properties", "patternProperties", "$defs", "dependentSchemas") and isinstance(value, dict):
+            out[key] = {k: _unlink(v) for k, v in value.items()}
+        elif isinstance(value, (dict, list)) and key not in ("enum", "const", "default", "examples", "required"):
+            out[key] = _unlink(value)
+        else:
+            out[key] = value
+    return out
 
 
 def _failure(response: Response) -> str:
@@ -313,8 +366,14 @@ def _object_shape(
 
 
 # -- output -----------------------------------------------------------------------------------------
-def _output(op: Operation, converter: SchemaConverter) -> tuple[dict[str, Any] | None, bool]:
-    """The output schema (always object-rooted, no required keys at the root) and whether it wraps."""
+def _output(
+    op: Operation, converter: SchemaConverter, depth: int | None = OUTPUT_DEPTH
+) -> tuple[dict[str, Any] | None, bool]:
+    """The output schema (always object-rooted, no required keys at the root) and whether it wraps.
+
+    With `depth`, definitions more than `depth` $ref hops below the root are replaced by their type
+    alone (or by {}), and annotations are dropped: the schema gets looser, never stricter, so every
+    response that matched the full schema still validates."""
     for response in op.responses:
         if not response.status.startswith("2"):
             continue
@@ -330,10 +389,56 @@ def _output(op: Operation, converter: SchemaConverter) -> tuple[dict[str, Any] |
             out = {"type": "object", "properties": {"result": schema}}
             wrap = True
         used = prune_defs(out, defs)
+        if depth is not None:  # a wrapped (array, scalar) result counts from its items, one level down
+            out, used = loosen(out, used, depth + 1 if wrap else depth)
         if used:
             out["$defs"] = used
         return out, wrap
     return None, False
+
+
+def loosen(schema: dict[str, Any], defs: Mapping[str, Any], depth: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`schema` and its `defs` cut `depth` $ref hops below the root, without annotations (see _output).
+
+    A definition's distance is the fewest $ref hops from the root (breadth first); references to
+    definitions farther than `depth` become `{"type": <its type>}` (or `{}`), which accepts a superset."""
+    distance: dict[str, int] = {}
+    frontier = sorted(set(_refs_in(schema)))
+    hops = 1
+    while frontier:
+        found: set[str] = set()
+        for name in frontier:
+            if name in distance or name not in defs:
+                continue
+            distance[name] = hops
+            found.update(_refs_in(defs[name]))
+        frontier = sorted(found - distance.keys())
+        hops += 1
+    kept = {name for name, d in distance.items() if d <= depth}
+
+    def cut(node: Any, level: int) -> Any:  # level: 0 = the root, 1 = its properties; descriptions below go
+        if isinstance(node, list):
+            return [cut(v, level) for v in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[len("#/$defs/") :] not in kept:
+            target = defs.get(ref[len("#/$defs/") :])
+            loose = {"type": target["type"]} if isinstance(target, dict) and "type" in target else {}
+            return loose  # the target's own `type` holds for every value it accepts; the rest is dropped
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in OUTPUT_ANNOTATIONS or key in OUTPUT_CONTRAVARIANT or (key == "description" and level > 1):
+                continue
+            if key in ("properties", "patternProperties", "dependentSchemas") and isinstance(value, dict):
+                out[key] = {k: cut(v, level + 1) for k, v in value.items()}
+            elif key in ("enum", "const", "required", "dependentRequired"):
+                out[key] = value
+            else:
+                out[key] = cut(value, level + 2)
+        return out
+
+    return cut(schema, 0), {name: cut(defs[name], 2) for name in sorted(kept)}
 
 
 def _plain_object(schema: Mapping[str, Any]) -> bool:

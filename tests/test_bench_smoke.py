@@ -16,9 +16,20 @@ def test_bench_run_tiny_writes_a_table(tmp_path: Path) -> None:
     readme = tmp_path / "README.md"
     readme.write_text("# bench\n\nkept text\n", encoding="utf-8")
     run = subprocess.run(
-        [str(ROOT / "bench" / "run"), "--tiny", "--readme", str(readme), "--out", str(tmp_path / "out"),
-         "--work", str(tmp_path / "work")],
-        capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHON": sys.executable},
+        [
+            str(ROOT / "bench" / "run"),
+            "--tiny",
+            "--readme",
+            str(readme),
+            "--out",
+            str(tmp_path / "out"),
+            "--work",
+            str(tmp_path / "work"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHON": sys.executable},
     )
     assert run.returncode == 0, run.stderr[-3000:]
     text = readme.read_text(encoding="utf-8")
