@@ -38,11 +38,32 @@ def load_tools() -> list[types.Tool]:
     return [types.Tool.model_validate(tool) for tool in raw]
 
 
-def load_routes() -> dict[str, Route]:
-    raw = json.loads(
-        files(__package__).joinpath("routes.json").read_text(encoding="utf-8")
-    )
-    return {name: Route.from_json(route) for name, route in raw.items()}
+class Routes:
+    """The request plans (routes.json), read at the first call and built per tool on its first use:
+    start-up and tools/list do not need them."""
+
+    def __init__(self) -> None:
+        self._raw: dict[str, Any] | None = None
+        self._built: dict[str, Route] = {}
+
+    def get(self, name: str) -> Route | None:
+        route = self._built.get(name)
+        if route is None:
+            if self._raw is None:
+                self._raw = json.loads(
+                    files(__package__)
+                    .joinpath("routes.json")
+                    .read_text(encoding="utf-8")
+                )
+            raw = self._raw.get(name)
+            if raw is None:
+                return None
+            route = self._built[name] = Route.from_json(raw)
+        return route
+
+
+def load_routes() -> Routes:
+    return Routes()
 
 
 class Upstream:
