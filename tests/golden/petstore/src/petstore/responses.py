@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import mcp.types as types
+
+if TYPE_CHECKING:
+    import httpx
 
 ERROR_BODY_LIMIT = 4_000  # characters of an error body passed on to the model
 

@@ -14,10 +14,9 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import httpx
 import mcp.types as types
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
@@ -25,6 +24,9 @@ from mcp.server import Server, ServerRequestContext
 from .requests import ArgumentError, Request, Route, build_request
 from .responses import failure, to_result
 from .settings import ENV_PREFIX, Settings
+
+if TYPE_CHECKING:  # httpx is imported at the first call: start-up does not need it
+    import httpx
 
 NAME = "petstore"
 VERSION = "1.0.0"
@@ -78,6 +80,8 @@ class Upstream:
 
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
+            import httpx
+
             self._client = httpx.AsyncClient(
                 base_url=self.settings.base_url or "",
                 timeout=self.settings.timeout,
@@ -138,6 +142,8 @@ def build_server(
             return failure(
                 f"No upstream base URL is configured: set {ENV_PREFIX}_BASE_URL or pass --base-url."
             )
+        import httpx  # loaded once, at the first call
+
         started = time.perf_counter()
         try:
             request = build_request(route, arguments)
