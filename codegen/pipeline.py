@@ -75,7 +75,7 @@ def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, li
     if api is None:
         return None, [], problems
     progress(f"mapping {len(api.operations)} operations to tools")
-    tools, found = map_tools(api, resolver, None if config.compact else config.output_depth, config.compact)
+    tools, found = map_tools(api, resolver, config.output_depth, config.compact)
     problems += found
     if not tools:
         problems.append(error("the spec has no operations that can be served as tools", "/paths"))

@@ -63,25 +63,32 @@ class SchemaConverter:
         self._problems.setdefault((problem.source, problem.pointer, problem.message), problem)
 
     # -- public -------------------------------------------------------------------------------------
-    def convert(self, schema: Schema, direction: Direction) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The JSON Schema for `schema` and the `$defs` it needs (sorted by name)."""
+    def convert(
+        self, schema: Schema, direction: Direction, hops: int | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The JSON Schema for `schema` and the `$defs` it needs (sorted by name); with `hops`, only the
+        definitions at most that many `$ref`s away (for callers that loosen what lies beyond)."""
         refs: set[Ref] = set()
         converted = self._node(schema.node, schema.at, direction, refs, 0)
-        return converted, self.definitions(refs, direction)
+        return converted, self.definitions(refs, direction, hops)
 
-    def definitions(self, refs: set[Ref], direction: Direction) -> dict[str, Any]:
-        """The definitions reachable from `refs`, keyed by their `$defs` name."""
+    def definitions(self, refs: set[Ref], direction: Direction, hops: int | None = None) -> dict[str, Any]:
+        """The definitions reachable from `refs` (within `hops` $refs, if given), keyed by their `$defs` name."""
         found: dict[str, Any] = {}
-        pending = sorted(refs)
+        level = sorted(refs)
         seen: set[Ref] = set()
-        while pending:
-            ref = pending.pop()
-            if ref in seen:
-                continue
-            seen.add(ref)
-            converted, deps = self._definition(ref, direction)
-            found[self.name(ref)] = converted
-            pending.extend(sorted(deps - seen))
+        hop = 1
+        while level and (hops is None or hop <= hops):
+            following: set[Ref] = set()
+            for ref in level:
+                if ref in seen:
+                    continue
+                seen.add(ref)
+                converted, deps = self._definition(ref, direction)
+                found[self.name(ref)] = converted
+                following |= deps
+            level = sorted(following - seen)
+            hop += 1
         return dict(sorted(found.items()))
 
     def resolve_converted(self, schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:

@@ -163,7 +163,7 @@ def _tool(
     op: Operation, name: str, converter: SchemaConverter, output_depth: int | None = OUTPUT_DEPTH, compact: bool = False
 ) -> ToolSpec:
     input_schema, args, body = _input(op, converter)
-    output_schema, wrap = _output(op, converter, output_depth)
+    output_schema, wrap = _output(op, converter, 0 if compact else output_depth)  # compact: only `wrap` is used
     if compact:
         output_schema = None  # the result is still returned, as text and (for objects) structured content
         input_schema = _unlink(input_schema)
@@ -379,7 +379,9 @@ def _output(
             continue
         if response.schema is None or response.media_type is None or json_media_rank(response.media_type) > 1:
             return None, False
-        schema, defs = converter.convert(response.schema, "output")
+        # with a depth, the defs loosen() can keep (+1 for the root's own $ref, +1 for a wrapped result's
+        # items, +1 for the types of what it cuts); a longer chain of $refs at the root only loosens more
+        schema, defs = converter.convert(response.schema, "output", None if depth is None else depth + 3)
         root = converter.resolve_converted(schema, defs)
         if _plain_object(root):
             out = {k: v for k, v in root.items() if k not in ("required", "additionalProperties", "examples")}
