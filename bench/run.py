@@ -25,9 +25,9 @@ ROOT = HERE.parent
 PEERS = HERE / "peers"
 TOOLS = Path(os.environ.get("MCP_CODEGEN_TOOLS", Path.home() / ".cache" / "mcp-codegen-tools"))
 SPECS = ("petstore", "asana", "github", "stripe")
-SERVERS = ("ours", "floor", "fastmcp", "omg")
+SERVERS = ("ours", "compact", "floor", "fastmcp", "omg")
 LABEL = {"ours": "mcp-codegen", "floor": "python floor", "fastmcp": "FastMCP", "omg": "openapi-mcp-generator",
-         "ours-compact": "mcp-codegen --compact"}
+         "compact": "mcp-codegen --compact"}
 START, END = "<!-- bench:results:start -->", "<!-- bench:results:end -->"
 
 
@@ -180,6 +180,10 @@ def targets(results: dict[str, Any]) -> str:
     r = ratio(c, cf)
     add("GitHub cold start ≤ 1.15× floor", f"{fmt(c)} ms vs {fmt(cf)} ms = {fmt(r, '{:.2f}×')}",
         None if r is None else r <= 1.15)
+    cc = get(srv("github", "compact"), "cold_start_ms", "median")
+    r = ratio(cc, cf)
+    add("GitHub cold start with --compact ≤ 1.15× floor", f"{fmt(cc)} ms vs {fmt(cf)} ms = {fmt(r, '{:.2f}×')}",
+        None if r is None else r <= 1.15)
     r = ratio(cfm, c)
     add("GitHub cold start ≥ 9× faster than FastMCP", f"{fmt(cfm)} ms / {fmt(c)} ms = {fmt(r, '{:.1f}×')}",
         None if r is None else r >= 9)
@@ -201,7 +205,7 @@ def targets(results: dict[str, Any]) -> str:
     b = g.get("tools_list_bytes")
     if b is not None:
         add("GitHub tools/list ≤ 1.2 MB (output schemas on)", f"{b / 1e6:.2f} MB", b <= 1.2e6)
-    gc = get(results, "specs", "github", "generate", "ours-compact", "tools_json_bytes")
+    gc = get(results, "specs", "github", "generate", "compact", "tools_json_bytes")
     if gc is not None:
         add("GitHub tools/list with --compact (well below 1.2 MB)", f"{gc / 1e6:.2f} MB (tools.json)", gc <= 0.8e6)
     hwm = get(g, "mem_after_calls", "hwm_mib")
@@ -275,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
                  "--tp-calls", "200", "--rounds", "1", "--max-total", "300"]
         http_knobs = ["--seconds", "0.5", "--rounds", "1", "--warmup", "2", "--max-total", "120"]
     if "ours" in servers:
-        servers = ["ours"] + [s for s in servers if s != "ours"]
+        servers = ["ours"] + [s for s in servers if s != "ours"]  # the harness's ratios are relative to it
     work, out = Path(a.work), Path(a.out)
     work.mkdir(parents=True, exist_ok=True)
     out.mkdir(parents=True, exist_ok=True)
@@ -297,8 +301,10 @@ def main(argv: list[str] | None = None) -> int:
             log(f"{name}: mcp-codegen {gen['seconds']} s ok={gen['ok']}")
             if gen["ok"]:
                 cmds.append(f"ours={our_command(py, work / f'ours-{name}', gen['package'])}")
-                if not a.tiny:
-                    r["generate"]["ours-compact"] = generate(spec, work / f"ours-compact-{name}", ["--compact"])
+        if "compact" in servers or ("ours" in servers and not a.tiny):  # its size is in the targets
+            gen = r["generate"]["compact"] = generate(spec, work / f"compact-{name}", ["--compact"])
+            if gen["ok"] and "compact" in servers:
+                cmds.append(f"compact={our_command(py, work / f'compact-{name}', gen['package'])}")
         if "floor" in servers:
             cmds.append(f"floor={TOOLS / 'bench-venv/bin/python'} {PEERS / 'floor_server.py'} --base-url {{base_url}}")
         if "fastmcp" in servers:
