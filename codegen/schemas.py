@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from .model import Dialect, Schema
 from .problems import Level, Problem
@@ -296,7 +296,7 @@ def _make_nullable(out: dict[str, Any]) -> None:
         out["anyOf"] = [inner, {"type": "null"}]
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 

@@ -307,10 +307,10 @@ class _Upgrader:
             param, where = bodies[0]
             self.moved[at] = where
             media_types = [m for m in consumes if m not in (FORM, MULTIPART)] or [JSON]
-            schema = _schema(param.get("schema", {}))
+            body_schema = _schema(param.get("schema", {}))
             content = {}
             for media_type in media_types:
-                content[media_type] = {"schema": schema}
+                content[media_type] = {"schema": body_schema}
                 self.moved[join(at, "content", media_type, "schema")] = join(where, "schema")
             body: dict[str, Any] = {"content": content, "required": param.get("required") is True}
             if isinstance(param.get("description"), str):
@@ -398,7 +398,8 @@ def _inline_schema(param: dict[str, Any]) -> dict[str, Any]:
         schema["format"] = "binary"
     if not schema:
         schema["type"] = "string"
-    return _rewrite_refs(schema)
+    _rewrite_refs(schema)
+    return schema
 
 
 def _schema(node: Any) -> Any:
