@@ -212,6 +212,8 @@ class SchemaConverter:
         if isinstance(discriminator, dict) and isinstance(discriminator.get("propertyName"), str):
             out["discriminator"] = self._discriminator(discriminator, at.child("discriminator"), refs)
 
+        if "allOf" in out:
+            out = _merge_all_of(out)
         if self.dialect == "3.0" and node.get("nullable") is True:
             _make_nullable(out)
         return out
@@ -281,6 +283,45 @@ class SchemaConverter:
         return out
 
 
+ANNOTATIONS = frozenset({"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly"})
+MERGEABLE = frozenset({"type", "properties", "required", "title", "description"})
+
+
+def _merge_all_of(out: dict[str, Any]) -> dict[str, Any]:
+    """allOf merged where the result means the same and reads simpler; otherwise left as it is.
+
+    - `{allOf: [{$ref}], description: ...}` (the 3.0 way to describe a reference) -> `{$ref, description}`;
+    - inline object members with distinct (or identical) properties -> one object with their union.
+    Members that are references stay references (their definition is shared, not copied).
+    """
+    members = out["allOf"]
+    rest = {k: v for k, v in out.items() if k != "allOf"}
+    if len(members) == 1 and set(members[0]) == {"$ref"} and set(rest) <= ANNOTATIONS:
+        return {**members[0], **rest}
+    if not all(isinstance(m, dict) and set(m) <= MERGEABLE and m.get("type", "object") == "object" for m in members):
+        return out
+    if not set(rest) <= MERGEABLE | ANNOTATIONS or rest.get("type", "object") != "object":
+        return out
+    merged: dict[str, Any] = dict(rest)
+    properties: dict[str, Any] = dict(rest.get("properties", {}))
+    required: list[str] = list(rest.get("required", []))
+    for member in members:
+        for name, schema in member.get("properties", {}).items():
+            if name in properties and properties[name] != schema:
+                return out  # the same property constrained twice: keep allOf
+            properties[name] = schema
+        required += [r for r in member.get("required", []) if r not in required]
+        for key in ("title", "description"):
+            if key in member and key not in merged:
+                merged[key] = member[key]
+    merged["type"] = "object"
+    if properties:
+        merged["properties"] = properties
+    if required:
+        merged["required"] = required
+    return merged
+
+
 def _make_nullable(out: dict[str, Any]) -> None:
     """OpenAPI 3.0 `nullable: true` -> a type union with null (and null in an enum)."""
     types = out.get("type")
@@ -290,7 +331,7 @@ def _make_nullable(out: dict[str, Any]) -> None:
         out["type"] = [*types, "null"]
     if "enum" in out and None not in out["enum"]:
         out["enum"] = [*out["enum"], None]
-    if "type" not in out and any(k in out for k in ("allOf", "anyOf", "oneOf")):
+    if "type" not in out and any(k in out for k in ("allOf", "anyOf", "oneOf", "$ref")):
         inner = dict(out)
         out.clear()
         out["anyOf"] = [inner, {"type": "null"}]
