@@ -126,12 +126,24 @@ def _tool_names(operations: tuple[Operation, ...], resolver: Resolver, problems:
         raw = op.operation_id or naming.fallback_tool_name(op.method, op.path)
         name = naming.tool_name(raw)
         if len(naming.snake_case(raw)) > naming.MAX_TOOL_NAME:
-            problems.append(resolver.problem(Level.WARNING, f"tool name for {raw!r} is longer than {naming.MAX_TOOL_NAME} characters; shortened to {name!r}", op.at))
+            problems.append(
+                resolver.problem(
+                    Level.WARNING,
+                    f"tool name for {raw!r} is longer than {naming.MAX_TOOL_NAME} characters; shortened to {name!r}",
+                    op.at,
+                )
+            )
         final = naming.unique(name, taken, naming.MAX_TOOL_NAME)
         if final != name:
-            problems.append(resolver.problem(Level.WARNING, f"tool name {name!r} is already used; this operation is named {final!r}", op.at))
+            problems.append(
+                resolver.problem(
+                    Level.WARNING, f"tool name {name!r} is already used; this operation is named {final!r}", op.at
+                )
+            )
         if not op.operation_id:
-            problems.append(resolver.problem(Level.WARNING, f"no operationId; tool named {final!r} after method and path", op.at))
+            problems.append(
+                resolver.problem(Level.WARNING, f"no operationId; tool named {final!r} after method and path", op.at)
+            )
         names[op.at] = final
     return names
 
@@ -245,8 +257,15 @@ def _input(op: Operation, converter: SchemaConverter) -> tuple[dict[str, Any], t
                     style, explode = styles.get(prop, ("form", True))
                     is_file = kind == "multipart" and _is_binary(schema, defs, converter)
                     entry = _Entry(
-                        prop, "body", _file_schema(schema, defs, converter) if is_file else schema, prop in required,
-                        None, style, explode, content_types.get(prop), is_file,
+                        prop,
+                        "body",
+                        _file_schema(schema, defs, converter) if is_file else schema,
+                        prop in required,
+                        None,
+                        style,
+                        explode,
+                        content_types.get(prop),
+                        is_file,
                     )
                 entries.append(entry)
             if body.examples and isinstance(body.examples[0], dict):
@@ -274,7 +293,9 @@ def _input(op: Operation, converter: SchemaConverter) -> tuple[dict[str, Any], t
             p = entry.param
             args.append(ArgPlan(key, entry.wire, entry.location, p.style, p.explode, p.allow_reserved, p.content_type))
         else:
-            args.append(ArgPlan(key, entry.wire, "body", entry.style, entry.explode, False, entry.content_type, entry.file))
+            args.append(
+                ArgPlan(key, entry.wire, "body", entry.style, entry.explode, False, entry.content_type, entry.file)
+            )
     body_plan = BodyPlan(body.media_type, body_arg, body.required) if body is not None else None
 
     result: dict[str, Any] = {"type": "object", "properties": properties}
@@ -327,20 +348,34 @@ def _body_kind(media_type: str) -> str:
         return "form"
     if rank == 3:
         return "multipart"
-    if base.startswith("text/") or base.endswith(("xml", "+yaml", "/yaml", "csv")) or base in ("application/javascript", "application/graphql"):
+    if (
+        base.startswith("text/")
+        or base.endswith(("xml", "+yaml", "/yaml", "csv"))
+        or base in ("application/javascript", "application/graphql")
+    ):
         return "text"
     return "binary"
 
 
-def _whole_body_schema(kind: str, media_type: str, schema: dict[str, Any], defs: dict[str, Any], converter: SchemaConverter) -> dict[str, Any]:
+def _whole_body_schema(
+    kind: str, media_type: str, schema: dict[str, Any], defs: dict[str, Any], converter: SchemaConverter
+) -> dict[str, Any]:
     """The schema of a `body` argument: as declared for JSON, a string for text, base64 for binary."""
     if kind == "text":
-        out = {k: v for k, v in schema.items() if k in ("description", "examples", "enum", "pattern", "minLength", "maxLength")}
+        out = {
+            k: v
+            for k, v in schema.items()
+            if k in ("description", "examples", "enum", "pattern", "minLength", "maxLength")
+        }
         out["type"] = "string"
         out.setdefault("description", f"The request body ({media_type}), as text.")
         return out
     if kind == "binary":
-        return {"type": "string", "contentEncoding": "base64", "description": f"The request body ({media_type}), base64-encoded."}
+        return {
+            "type": "string",
+            "contentEncoding": "base64",
+            "description": f"The request body ({media_type}), base64-encoded.",
+        }
     return schema
 
 
@@ -380,12 +415,24 @@ def _describe(schema: dict[str, Any], description: str, deprecated: bool) -> dic
     return out
 
 
-def _object_shape(schema: dict[str, Any], defs: dict[str, Any], converter: SchemaConverter, depth: int = 0) -> tuple[dict[str, Any], list[str]] | None:
+def _object_shape(
+    schema: dict[str, Any], defs: dict[str, Any], converter: SchemaConverter, depth: int = 0
+) -> tuple[dict[str, Any], list[str]] | None:
     """Properties and required names of a plain object schema (through $ref and allOf), else None."""
     if depth > 16:
         return None
     schema = converter.resolve_converted(schema, defs)
-    if set(schema) - {"type", "properties", "required", "description", "title", "allOf", "additionalProperties", "examples", "discriminator"}:
+    if set(schema) - {
+        "type",
+        "properties",
+        "required",
+        "description",
+        "title",
+        "allOf",
+        "additionalProperties",
+        "examples",
+        "discriminator",
+    }:
         return None  # anyOf/oneOf/not/...: the body stays one argument
     if schema.get("type", "object") != "object":
         return None
@@ -459,7 +506,9 @@ def _refs_in(node: Any) -> Iterator[str]:
                 if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
                     yield value[len("#/$defs/") :]
                 elif key == "mapping" and isinstance(value, dict):
-                    yield from (v[len("#/$defs/") :] for v in value.values() if isinstance(v, str) and v.startswith("#/$defs/"))
+                    yield from (
+                        v[len("#/$defs/") :] for v in value.values() if isinstance(v, str) and v.startswith("#/$defs/")
+                    )
                 else:
                     stack.append(value)
         elif isinstance(current, list):

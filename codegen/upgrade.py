@@ -168,7 +168,11 @@ class _Upgrader:
             base_path = "/" + base_path
         if not isinstance(host, str) or not host:
             return [{"url": base_path}] if base_path else []
-        schemes = [s for s in self.doc.get("schemes", ()) if s in ("http", "https")] if isinstance(self.doc.get("schemes"), list) else []
+        schemes = (
+            [s for s in self.doc.get("schemes", ()) if s in ("http", "https")]
+            if isinstance(self.doc.get("schemes"), list)
+            else []
+        )
         if not schemes:
             root_scheme = urlparse(self.documents.root_uri).scheme
             schemes = [root_scheme if root_scheme in ("http", "https") else "https"]
@@ -184,7 +188,12 @@ class _Upgrader:
         elif kind == "apiKey":
             out.update(type="apiKey", name=node.get("name"), **{"in": node.get("in")})
         elif kind == "oauth2":
-            flow_names = {"implicit": "implicit", "password": "password", "application": "clientCredentials", "accessCode": "authorizationCode"}
+            flow_names = {
+                "implicit": "implicit",
+                "password": "password",
+                "application": "clientCredentials",
+                "accessCode": "authorizationCode",
+            }
             flow = node.get("flow")
             if flow not in flow_names:
                 self.warn(f"unknown oauth2 flow {flow!r}", join(at, "flow"))
@@ -243,12 +252,16 @@ class _Upgrader:
         responses = op.get("responses")
         if isinstance(responses, dict):
             out["responses"] = {
-                str(status): self.response(node, join(at, "responses", str(status)), join(at, "responses", str(status)), produces)
+                str(status): self.response(
+                    node, join(at, "responses", str(status)), join(at, "responses", str(status)), produces
+                )
                 for status, node in responses.items()
             }
         return out
 
-    def parameters(self, raw: list[Any], original_at: str, new_at: str) -> tuple[list[Any], list[tuple[dict[str, Any], str]]]:
+    def parameters(
+        self, raw: list[Any], original_at: str, new_at: str
+    ) -> tuple[list[Any], list[tuple[dict[str, Any], str]]]:
         """(the 3.0 parameters, the body/formData parameters with their original pointers)."""
         params: list[Any] = []
         body: list[tuple[dict[str, Any], str]] = []
@@ -259,7 +272,11 @@ class _Upgrader:
                 body.append((resolved, where))
                 continue
             target = join(new_at, len(params))
-            if isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/parameters/"):
+            if (
+                isinstance(node, dict)
+                and isinstance(node.get("$ref"), str)
+                and node["$ref"].startswith("#/parameters/")
+            ):
                 params.append(_rewrite_refs(dict(node)))
                 self.moved[target] = at
             else:
@@ -283,7 +300,11 @@ class _Upgrader:
         self.moved[new_at] = original_at
         if not isinstance(node, dict):
             return node
-        out: dict[str, Any] = {k: copy.deepcopy(v) for k, v in node.items() if k in ("name", "in", "description", "required", "allowEmptyValue", "deprecated") or k.startswith("x-")}
+        out: dict[str, Any] = {
+            k: copy.deepcopy(v)
+            for k, v in node.items()
+            if k in ("name", "in", "description", "required", "allowEmptyValue", "deprecated") or k.startswith("x-")
+        }
         if "example" in node:  # not 2.0, but common in the wild
             out["example"] = copy.deepcopy(node["example"])
         out["schema"] = _inline_schema(node)
@@ -296,12 +317,17 @@ class _Upgrader:
                 self.warn(f"unknown collectionFormat {fmt!r}; taken as csv", join(original_at, "collectionFormat"))
             if location in ("path", "header"):
                 if fmt not in ("csv",):
-                    self.warn(f"collectionFormat {fmt!r} is not possible in {location}; taken as csv", join(original_at, "collectionFormat"))
+                    self.warn(
+                        f"collectionFormat {fmt!r} is not possible in {location}; taken as csv",
+                        join(original_at, "collectionFormat"),
+                    )
                 style, explode = "simple", False
             out["style"], out["explode"] = style, explode
         return out
 
-    def request_body(self, params: list[tuple[dict[str, Any], str]], at: str, consumes: tuple[str, ...]) -> dict[str, Any] | None:
+    def request_body(
+        self, params: list[tuple[dict[str, Any], str]], at: str, consumes: tuple[str, ...]
+    ) -> dict[str, Any] | None:
         bodies = [(p, where) for p, where in params if p.get("in") == "body"]
         if bodies:
             param, where = bodies[0]
@@ -361,7 +387,9 @@ class _Upgrader:
                 out[key] = copy.deepcopy(value)
         if isinstance(node.get("headers"), dict):
             out["headers"] = {
-                name: {"description": h.get("description", ""), "schema": _inline_schema(h)} if isinstance(h, dict) else h
+                name: (
+                    {"description": h.get("description", ""), "schema": _inline_schema(h)} if isinstance(h, dict) else h
+                )
                 for name, h in node["headers"].items()
             }
         if "schema" in node:
