@@ -15,7 +15,7 @@ from . import naming
 from .model import Api, Body, Operation, Parameter, Response
 from .normalize import json_media_rank
 from .problems import Level, Problem
-from .refs import Resolver
+from .refs import Ref, Resolver
 from .schemas import SchemaConverter
 
 # method -> (readOnlyHint, destructiveHint, idempotentHint)
@@ -115,7 +115,7 @@ def map_tools(api: Api, resolver: Resolver) -> tuple[list[ToolSpec], list[Proble
     converter = SchemaConverter(resolver, api.dialect)
     problems: list[Problem] = []
     names = _tool_names(api.operations, resolver, problems)
-    tools = [_tool(op, names[op.at], converter) for op in api.operations]
+    tools = [_tool(op, names[op.at], converter, problems) for op in api.operations]
     return tools, problems + converter.problems
 
 
@@ -148,8 +148,8 @@ def _tool_names(operations: tuple[Operation, ...], resolver: Resolver, problems:
     return names
 
 
-def _tool(op: Operation, name: str, converter: SchemaConverter) -> ToolSpec:
-    input_schema, args, body, notes = _input(op, converter)
+def _tool(op: Operation, name: str, converter: SchemaConverter, problems: list[Problem]) -> ToolSpec:
+    input_schema, args, body, notes = _input(op, converter, problems)
     output_schema, wrap = _output(op, converter)
     read_only, destructive, idempotent = HINTS.get(op.method, (False, True, False))
     title = op.summary.rstrip(".") or naming.snake_case(name).replace("_", " ").capitalize()
@@ -216,10 +216,15 @@ class _Entry:
     explode: bool = False
     content_type: str | None = None
     file: bool = False
+    at: Ref | None = None  # where the parameter or property is declared (for problems)
 
 
-def _input(op: Operation, converter: SchemaConverter) -> tuple[dict[str, Any], tuple[ArgPlan, ...], Any, list[str]]:
-    """The input schema, the argument plans, the body plan and notes for the description."""
+def _input(
+    op: Operation, converter: SchemaConverter, problems: list[Problem] | None = None
+) -> tuple[dict[str, Any], tuple[ArgPlan, ...], Any, list[str]]:
+    """The input schema, the argument plans, the body plan and notes for the description.
+
+    Each argument key that differs from its wire name is reported as a warning in `problems`."""
     defs: dict[str, Any] = {}
     entries: list[_Entry] = []
     examples: dict[str, Any] = {}  # wire name -> example value
@@ -234,7 +239,7 @@ def _input(op: Operation, converter: SchemaConverter) -> tuple[dict[str, Any], t
             schema = {**schema, "examples": list(param.examples)}
         if param.examples:
             examples.setdefault(param.name, param.examples[0])
-        entries.append(_Entry(param.name, param.location, schema, param.required, param))
+        entries.append(_Entry(param.name, param.location, schema, param.required, param, at=param.at))
 
     notes: list[str] = []
     body = op.body
@@ -251,8 +256,9 @@ def _input(op: Operation, converter: SchemaConverter) -> tuple[dict[str, Any], t
             props, required = shape
             styles = {name: (style, explode) for name, style, explode in body.encoding_styles}
             content_types = dict(body.encoding)
+            props_at = body.schema.at.child("properties") if body.schema is not None else body.at
             for prop, schema in props.items():
-                entry = _Entry(prop, "body", schema, prop in required)
+                entry = _Entry(prop, "body", schema, prop in required, at=props_at.child(prop))
                 if kind != "json":
                     style, explode = styles.get(prop, ("form", True))
                     is_file = kind == "multipart" and _is_binary(schema, defs, converter)
@@ -266,6 +272,7 @@ def _input(op: Operation, converter: SchemaConverter) -> tuple[dict[str, Any], t
                         explode,
                         content_types.get(prop),
                         is_file,
+                        props_at.child(prop),
                     )
                 entries.append(entry)
             if body.examples and isinstance(body.examples[0], dict):
@@ -284,6 +291,10 @@ def _input(op: Operation, converter: SchemaConverter) -> tuple[dict[str, Any], t
     args: list[ArgPlan] = []
     body_arg = None
     for entry, key in zip(entries, keys):
+        if key != entry.wire and problems is not None:
+            problems.append(
+                converter.resolver.problem(Level.WARNING, _rename_reason(entry, key, entries), entry.at or op.at)
+            )
         properties[key] = entry.schema
         if entry.required:
             required_keys.append(key)
@@ -311,6 +322,17 @@ def _input(op: Operation, converter: SchemaConverter) -> tuple[dict[str, Any], t
         if len(text) <= MAX_EXAMPLE_TEXT:
             notes.append(f"Example arguments: {text}")
     return result, tuple(args), body_plan, notes
+
+
+def _rename_reason(entry: _Entry, key: str, entries: list[_Entry]) -> str:
+    what = "request body" if entry.location == "body-whole" else f"{entry.location} parameter"
+    if entry.location == "body":
+        what = "body property"
+    if naming.arg_name(entry.wire) != entry.wire:
+        why = f"is not a client-safe argument name ({naming.ARG_NAME_RULE})"
+    else:
+        why = "is used by another argument of this tool"
+    return f"{what} {entry.wire!r} {why}; the tool takes it as {key!r} and sends it as {entry.wire!r}"
 
 
 def arg_keys(wires: list[tuple[str, str]]) -> list[str]:
