@@ -163,3 +163,119 @@ def test_odd_names_are_client_safe_and_sent_exactly(styles: GeneratedPackage, up
     r = send(styles, upstream, "odd_names", args)
     assert r.query == "filter[status]=open&$select=name%2Cid&page.size=20&gr%C3%B6%C3%9Fe=XL&filter_status=plain&id=q1"
     assert r.header("id") == "h1"
+
+
+# -- bodies ----------------------------------------------------------------------------------------------
+def test_json_object_body_with_colliding_names(bodies: GeneratedPackage, upstream: Upstream) -> None:
+    schema = bodies.tool("json_object")["inputSchema"]
+    assert "created" not in schema["properties"]  # readOnly: not an input
+    assert schema["properties"]["meta"]["type"] == ["object", "null"]  # nullable -> type union
+    args = {"id__path": 5, "id__body": "b-5", "name": "ü", "tags": ["x"], "meta": None}
+    r = send(bodies, upstream, "json_object", args)
+    assert (r.method, r.path, r.content_type) == ("POST", "/json/object/5", "application/json")
+    assert r.body == '{"id":"b-5","name":"ü","tags":["x"]}'.encode()
+
+
+def test_json_non_object_body(bodies: GeneratedPackage, upstream: Upstream) -> None:
+    r = send(bodies, upstream, "json_array", {"body": [1, 2, 3]})
+    assert (r.content_type, r.body) == ("application/json", b"[1,2,3]")
+
+
+def test_json_is_preferred_among_media_types(bodies: GeneratedPackage, upstream: Upstream) -> None:
+    tool = bodies.tool("json_preferred")
+    assert "application/vnd.api+json" in tool["description"] and "application/xml" in tool["description"]
+    assert list(tool["inputSchema"]["properties"]) == ["text"]  # readOnly id dropped
+    r = send(bodies, upstream, "json_preferred", {"text": "hi"})
+    assert (r.method, r.content_type, r.body) == ("PUT", "application/vnd.api+json", b'{"text":"hi"}')
+
+
+def test_form_urlencoded(bodies: GeneratedPackage, upstream: Upstream) -> None:
+    args = {"name": "a b&c", "count": 2, "colors": ["red", "blue"], "piped": ["x", "y"], "address": {"city": "Zürich"}}
+    r = send(bodies, upstream, "form_urlencoded", args)
+    assert r.content_type == "application/x-www-form-urlencoded"
+    assert r.body == (
+        b"name=a%20b%26c&count=2&colors=red&colors=blue&piped=x|y" b"&address=%7B%22city%22%3A%22Z%C3%BCrich%22%7D"
+    )
+
+
+def _parts(request: RecordedRequest) -> list[tuple[dict[str, str], bytes]]:
+    """The parts of a multipart/form-data body: (headers, data), parsed by hand from the raw bytes."""
+    content_type = request.content_type or ""
+    match = re.fullmatch(r"multipart/form-data; boundary=([0-9a-f]{32})", content_type)
+    assert match, content_type
+    delimiter = b"--" + match.group(1).encode()
+    chunks = request.body.split(delimiter)
+    assert chunks[0] == b"" and chunks[-1] == b"--\r\n"
+    parts = []
+    for chunk in chunks[1:-1]:
+        assert chunk.startswith(b"\r\n") and chunk.endswith(b"\r\n")
+        head, _, data = chunk[2:-2].partition(b"\r\n\r\n")
+        headers = dict(line.split(": ", 1) for line in head.decode().split("\r\n"))
+        parts.append((headers, data))
+    return parts
+
+
+def test_multipart_with_files(bodies: GeneratedPackage, upstream: Upstream) -> None:
+    schema = bodies.tool("multipart_upload")["inputSchema"]
+    assert schema["properties"]["file"]["required"] == ["content"]
+    assert schema["properties"]["file"]["properties"]["content"]["contentEncoding"] == "base64"
+    png = bytes(range(256))
+    args = {
+        "title": "Report",
+        "file": {
+            "content": base64.b64encode(b"%PDF-1\x00\xff").decode(),
+            "filename": "r.pdf",
+            "contentType": "application/pdf",
+        },
+        "attachments": [{"content": base64.b64encode(b"one").decode()}, {"content": "dHdv", "filename": "2.txt"}],
+        "meta": {"size": 3},
+        "thumb": {"content": base64.b64encode(png).decode()},
+    }
+    r = send(bodies, upstream, "multipart_upload", args)
+    assert r.method == "POST" and r.path == "/upload"
+    assert _parts(r) == [
+        ({"Content-Disposition": 'form-data; name="title"'}, b"Report"),
+        (
+            {"Content-Disposition": 'form-data; name="file"; filename="r.pdf"', "Content-Type": "application/pdf"},
+            b"%PDF-1\x00\xff",
+        ),
+        (
+            {
+                "Content-Disposition": 'form-data; name="attachments"; filename="attachments"',
+                "Content-Type": "application/octet-stream",
+            },
+            b"one",
+        ),
+        (
+            {
+                "Content-Disposition": 'form-data; name="attachments"; filename="2.txt"',
+                "Content-Type": "application/octet-stream",
+            },
+            b"two",
+        ),
+        ({"Content-Disposition": 'form-data; name="meta"', "Content-Type": "application/json"}, b'{"size":3}'),
+        ({"Content-Disposition": 'form-data; name="thumb"; filename="thumb"', "Content-Type": "image/png"}, png),
+    ]
+
+
+def test_multipart_bad_base64_is_a_tool_error(bodies: GeneratedPackage, upstream: Upstream) -> None:
+    upstream.clear()
+    result = bodies.call(upstream.url, "multipart_upload", {"file": {"content": "not base64!"}})
+    assert result.is_error and "file" in text_of(result) and "base64" in text_of(result)
+    assert not upstream.requests
+
+
+def test_octet_stream_body(bodies: GeneratedPackage, upstream: Upstream) -> None:
+    data = b"\x00\x01\x02\xfe\xff"
+    r = send(bodies, upstream, "upload_octets", {"body": base64.b64encode(data).decode()})
+    assert (r.method, r.content_type, r.body) == ("PUT", "application/octet-stream", data)
+
+
+def test_text_body_and_text_response(bodies: GeneratedPackage, upstream: Upstream) -> None:
+    upstream.clear()
+    upstream.respond(200, "echo: héllo", content_type="text/plain; charset=utf-8")
+    result = bodies.call(upstream.url, "send_text", {"body": "héllo\nworld"})
+    assert not result.is_error, text_of(result)
+    r = upstream.last()
+    assert (r.content_type, r.body, r.header("Accept")) == ("text/plain", "héllo\nworld".encode(), "text/plain")
+    assert "echo: héllo" in text_of(result)
