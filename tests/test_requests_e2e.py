@@ -279,3 +279,68 @@ def test_text_body_and_text_response(bodies: GeneratedPackage, upstream: Upstrea
     r = upstream.last()
     assert (r.content_type, r.body, r.header("Accept")) == ("text/plain", "héllo\nworld".encode(), "text/plain")
     assert "echo: héllo" in text_of(result)
+
+
+# -- Swagger 2.0 ------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def swagger2(tmp_path_factory: pytest.TempPathFactory) -> GeneratedPackage:
+    return _package(tmp_path_factory, "swagger2")
+
+
+def test_swagger2_base_url_from_host_base_path_and_schemes(swagger2: GeneratedPackage) -> None:
+    assert swagger2.settings.DEFAULT_BASE_URL == "https://api.example.invalid/v2"
+
+
+def test_swagger2_collection_formats(swagger2: GeneratedPackage, upstream: Upstream) -> None:
+    upstream.clear()
+    upstream.respond(200, b'[{"name": "Rex"}]')
+    ab = ["a", "b"]
+    args = {"limit": 5, "csv": ab, "ssv": ab, "tsv": ab, "pipes": ab, "multi": [1, 2], "X-Ids": [7, 8]}
+    result = swagger2.call(upstream.url + "/v2", "list_pets", args)
+    assert not result.is_error, text_of(result)
+    r = upstream.last()
+    assert (r.method, r.path) == ("GET", "/v2/pets")
+    assert r.query == "limit=5&csv=a,b&ssv=a%20b&tsv=a%09b&pipes=a|b&multi=1&multi=2"
+    assert r.header("X-Ids") == "7,8"
+    assert r.header("Accept") == "application/json"
+    assert json.loads(text_of(result)) == [{"name": "Rex"}]
+    assert result.structured_content == {"result": [{"name": "Rex"}]}
+
+
+def test_swagger2_body_parameter(swagger2: GeneratedPackage, upstream: Upstream) -> None:
+    schema = swagger2.tool("create_pet")["inputSchema"]
+    assert "id" not in schema["properties"]  # readOnly
+    assert schema["properties"]["tag"]["type"] == ["string", "null"]  # x-nullable
+    r = send(swagger2, upstream, "create_pet", {"name": "Rex", "kind": "dog"})
+    assert (r.method, r.path, r.content_type, r.body) == (
+        "POST",
+        "/pets",
+        "application/json",
+        b'{"name":"Rex","kind":"dog"}',
+    )
+
+
+def test_swagger2_form_data_urlencoded(swagger2: GeneratedPackage, upstream: Upstream) -> None:
+    r = send(swagger2, upstream, "rename_pet", {"petId": 3, "name": "Max Power", "tags": ["a", "b"]})
+    assert (r.method, r.path) == ("PUT", "/pets/3")
+    assert (r.content_type, r.body) == ("application/x-www-form-urlencoded", b"name=Max%20Power&tags=a&tags=b")
+
+
+def test_swagger2_form_data_file(swagger2: GeneratedPackage, upstream: Upstream) -> None:
+    args = {
+        "petId": 3,
+        "caption": "me",
+        "photo": {"content": base64.b64encode(b"\x89PNG").decode(), "filename": "p.png"},
+    }
+    r = send(swagger2, upstream, "upload_photo", args)
+    assert r.path == "/pets/3/photo"
+    assert _parts(r) == [
+        ({"Content-Disposition": 'form-data; name="caption"'}, b"me"),
+        (
+            {
+                "Content-Disposition": 'form-data; name="photo"; filename="p.png"',
+                "Content-Type": "application/octet-stream",
+            },
+            b"\x89PNG",
+        ),
+    ]
