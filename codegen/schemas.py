@@ -99,7 +99,12 @@ class SchemaConverter:
         """A stable `$defs` name for a location: the component name where it is a plain one."""
         if ref not in self._names:
             match = COMPONENT.match(ref.pointer) if ref.uri == self.resolver.documents.root_uri else None
-            raw = match.group(1).replace("~1", "/").replace("~0", "~") if match else ref.pointer.rsplit("/", 1)[-1]
+            if match:
+                raw = match.group(1).replace("~1", "/").replace("~0", "~")
+            elif ref.pointer:
+                raw = ref.pointer.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
+            else:  # a whole file: its name without the extension (`schemas/order.yaml` -> `order`)
+                raw = ref.uri.rstrip("/").rsplit("/", 1)[-1].split("?")[0].rsplit(".", 1)[0]
             safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", raw).strip("_")[:60] or "schema"
             if not (match and DEF_NAME.match(raw)):
                 digest = hashlib.sha1(f"{ref.uri}#{ref.pointer}".encode()).hexdigest()[:6]

@@ -375,9 +375,14 @@ def _header_value(arg: Arg, value: Any) -> str:
 
 
 def _cookie_value(arg: Arg, value: Any) -> str:
-    text = (
-        ",".join(_text(v) for v in value) if isinstance(value, list) else _text(value)
-    )
-    if any(c in text for c in "\r\n;"):
+    """form style: items (and an object's keys and values) joined by commas, each percent-encoded."""
+    if isinstance(value, Mapping):
+        items = [x for kv in value.items() for x in kv]
+    elif isinstance(value, list):
+        items = list(value)
+    else:
+        items = [value]
+    texts = [_text(v) for v in items]
+    if any(c in t for t in texts for c in "\r\n;"):
         raise ArgumentError(f"{arg.arg}: cookie values cannot contain ';', CR or LF")
-    return quote(text, safe="!#$%&'()*+-./:<=>?@[]^_`{|}~")
+    return ",".join(quote(t, safe="!#$&'()*+-./:<=>?@[]^_`{|}~") for t in texts)
