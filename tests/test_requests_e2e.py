@@ -72,8 +72,15 @@ def test_path_matrix(styles: GeneratedPackage, upstream: Upstream) -> None:
 
 
 def test_path_values_are_percent_encoded(styles: GeneratedPackage, upstream: Upstream) -> None:
-    r = send(styles, upstream, "path_simple", {"prim": "../a b/?#", "arr": [1], "obj": {}, "objx": {}})
-    assert r.path.startswith("/simple/..%2Fa%20b%2F%3F%23/1/")
+    r = send(styles, upstream, "path_simple", {"prim": "../a b/?#", "arr": [1], "obj": {"a": 1}, "objx": {"b": ". ."}})
+    assert r.path == "/simple/..%2Fa%20b%2F%3F%23/1/a,1/b=.%20."
+
+
+def test_empty_path_value_is_refused(styles: GeneratedPackage, upstream: Upstream) -> None:
+    upstream.clear()
+    result = styles.call(upstream.url, "path_label", {"prim": "a", "arr": [], "arrx": ["b"], "obj": RGB, "objx": RGB})
+    assert result.is_error and "arr: a path parameter cannot be empty" in text_of(result)
+    assert not upstream.requests
 
 
 # -- query styles --------------------------------------------------------------------------------------

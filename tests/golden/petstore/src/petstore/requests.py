@@ -110,7 +110,10 @@ def build_request(route: Route, arguments: Mapping[str, Any]) -> Request:
         if arg.content_type is not None and arg.location != "body":
             value = _as_media(value, arg.content_type)
         if arg.location == "path":
-            path = path.replace("{" + arg.name + "}", _path_value(arg, value))
+            segment = _path_value(arg, value)
+            if not segment:
+                raise ArgumentError(f"{arg.arg}: a path parameter cannot be empty")
+            path = path.replace("{" + arg.name + "}", segment)
         elif arg.location == "query":
             query.extend(_query_pairs(arg, value))
         elif arg.location == "header":
@@ -322,6 +325,8 @@ def _path_value(arg: Arg, value: Any) -> str:
         parts = [_segment(v) for v in value]
     else:
         parts = [_segment(value)]
+    if not parts:  # an empty list or object is undefined (RFC 6570): nothing is written
+        return ""
     if style == "label":
         return "." + ("." if explode else ",").join(parts)
     if style == "matrix":
