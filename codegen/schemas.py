@@ -139,6 +139,8 @@ class SchemaConverter:
             return {}
         if isinstance(node.get("$ref"), str):
             return self._ref(node, at, direction, refs)
+        if node.get("type") == "file":  # Swagger 2.0 (e.g. in a file the upgrade did not rewrite): a binary string
+            node = {**node, "type": "string", "format": "binary"}
         out: dict[str, Any] = {}
         sub = depth + 1
 
@@ -232,7 +234,7 @@ class SchemaConverter:
 
         if "allOf" in out:
             out = _merge_all_of(out)
-        if self.dialect == "3.0" and node.get("nullable") is True:
+        if self.dialect == "3.0" and _nullable(node):
             _make_nullable(out)
         return out
 
@@ -248,7 +250,7 @@ class SchemaConverter:
         for key in ("description", "title"):  # 3.1 allows siblings; 3.0 tools often put a description here
             if isinstance(node.get(key), str):
                 out[key] = node[key]
-        if self.dialect == "3.0" and node.get("nullable") is True:
+        if self.dialect == "3.0" and _nullable(node):
             return {"anyOf": [out, {"type": "null"}]}
         return out
 
@@ -342,6 +344,11 @@ def _merge_all_of(out: dict[str, Any]) -> dict[str, Any]:
     if required:
         merged["required"] = required
     return merged
+
+
+def _nullable(node: dict[str, Any]) -> bool:
+    """3.0 `nullable: true`, or Swagger 2.0's `x-nullable: true` (kept by files the upgrade did not rewrite)."""
+    return node.get("nullable") is True or node.get("x-nullable") is True
 
 
 def _make_nullable(out: dict[str, Any]) -> None:

@@ -106,6 +106,33 @@ def test_swagger2_problems_point_into_the_2_0_document(tmp_path: Path) -> None:
     assert not any("components" in pointer or "requestBody" in pointer for pointer, _ in found), found
 
 
+def test_swagger2_with_external_files(tmp_path: Path) -> None:
+    (tmp_path / "params.yaml").write_text(
+        "Q: {name: q, in: query, type: array, items: {type: string}, collectionFormat: pipes}\n", encoding="utf-8"
+    )
+    (tmp_path / "defs.yaml").write_text(
+        "Thing:\n  type: object\n  properties:\n    f: {type: string, x-nullable: true}\n"
+        "    other: {$ref: '#/Other'}\nOther: {type: integer, format: int64}\n",
+        encoding="utf-8",
+    )
+    op = {
+        "operationId": "postA",
+        "parameters": [
+            {"$ref": "params.yaml#/Q"},
+            {"name": "body", "in": "body", "schema": {"$ref": "defs.yaml#/Thing"}},
+        ],
+        "responses": {"200": {"description": "ok", "schema": {"$ref": "defs.yaml#/Thing"}}},
+    }
+    spec = {"swagger": "2.0", "info": {"title": "Ext", "version": "1"}, "paths": {"/a": {"post": op}}}
+    tool = tools_of(write_spec(tmp_path, spec))["post_a"]
+    props = tool.input_schema["properties"]
+    assert props["f"] == {"type": ["string", "null"]} and props["q"] == {"type": "array", "items": {"type": "string"}}
+    other = props["other"]["$ref"].split("/")[-1]
+    assert tool.input_schema["$defs"][other] == {"type": "integer", "format": "int64"}
+    q = next(a for a in tool.plan.args if a.name == "q")
+    assert (q.location, q.style, q.explode) == ("query", "pipeDelimited", False)
+
+
 # -- OpenAPI 3.1 -----------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def three_one() -> dict[str, ToolSpec]:
