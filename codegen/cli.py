@@ -24,7 +24,7 @@ from .configfile import build_config
 from .diff import diff_tools
 from .pipeline import Result, analyze, generate
 from .problems import Level, Problem, has_errors, sort_key
-from .render import describe_templates
+from .render import describe_templates, slug
 from .write import check, write
 
 MAX_WARNINGS = 30  # printed without --verbose
@@ -180,7 +180,7 @@ def generate_command(
     if not result.files or result.project is None:
         typer.echo("error: nothing was generated", err=True)
         raise typer.Exit(1)
-    out = config.output or Path(result.project.dist)
+    out = config.output or Path(slug(result.api.title if result.api else result.project.dist))
     if config.check:
         report = check(out, result.files)
         typer.echo(f"{out}: {report.summary()}", err=report.stale)
