@@ -11,9 +11,8 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -111,10 +110,9 @@ def generate_command(
         typer.Option("--deprecated/--no-deprecated", help="Serve deprecated operations as tools. Default: yes."),
     ] = None,
     unmatched: Annotated[
-        str | None,
+        Literal["include", "exclude"] | None,
         typer.Option(
             "--unmatched",
-            click_type=click.Choice(["include", "exclude"]),
             help="What happens to an operation no rule matches. Default: include.",
         ),
     ] = None,
@@ -244,11 +242,9 @@ def diff_command(
     old: Annotated[str, typer.Argument(help="The old OpenAPI document (path or URL).")],
     new: Annotated[str, typer.Argument(help="The new OpenAPI document (path or URL).")],
     output_format: Annotated[
-        str,
-        typer.Option(
-            "--format", click_type=click.Choice(["markdown", "json"]), help="markdown (for a PR comment) or json."
-        ),
-    ] = "markdown",
+        Literal["text", "markdown", "json"],
+        typer.Option("--format", help="text (terminal), markdown (a PR comment) or json (machines)."),
+    ] = "text",
     fail: Annotated[
         bool, typer.Option("--fail/--no-fail", help="Exit 1 when a change is breaking. Default: yes.")
     ] = True,
@@ -280,8 +276,10 @@ def diff_command(
     report = diff_tools(surfaces[0], surfaces[1])
     if output_format == "json":
         typer.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
-    else:
+    elif output_format == "markdown":
         typer.echo(report.to_markdown(), nl=False)
+    else:
+        typer.echo(report.to_text(), nl=False)
     raise typer.Exit(1 if fail and report.breaking else 0)
 
 

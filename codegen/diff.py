@@ -90,6 +90,17 @@ class Report:
                 lines += [f"- `{c.tool}`: {c.message}" for c in group]
         return "\n".join(lines) + "\n"
 
+    def to_text(self) -> str:
+        """One line per change, for a terminal: `BREAKING tool: message` or `         tool: message`."""
+        breaking = len(self.breaking)
+        lines = [
+            f"{self.old_tools} tools -> {self.new_tools} tools: "
+            f"{breaking} breaking, {len(self.changes) - breaking} other changes"
+        ]
+        for c in self.changes:
+            lines.append(f"{'BREAKING' if c.breaking else 'change  '} {c.tool}: {c.message.replace('`', '')}")
+        return "\n".join(lines) + "\n"
+
 
 def diff_tools(old: Sequence[ToolSpec], new: Sequence[ToolSpec]) -> Report:
     changes: list[Change] = []
