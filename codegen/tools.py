@@ -212,7 +212,7 @@ def _input(op: Operation, converter: SchemaConverter) -> tuple[dict[str, Any], t
         shape = _object_shape(body_schema, defs, converter) if _flattenable(op.body) else None
         if shape is not None:
             props, body_required = shape
-            for prop, schema in props.items():
+            for prop, schema in sorted(props.items()):  # sorted: the spec's key order must not matter
                 entries.append((prop, "body", schema, prop in body_required, None))
         else:
             body_arg_wire = "body"
