@@ -20,7 +20,7 @@ from . import __version__
 from .clients import client_setup, format_snippets
 from .config import Config
 from .configfile import build_config
-from .diff import diff_tools
+from .diff import diff_tools, tool_summary
 from .pipeline import Result, analyze, generate
 from .problems import Level, Problem, has_errors, sort_key
 from .render import describe_templates, slug
@@ -182,6 +182,9 @@ def generate_command(
     if config.check:
         report = check(out, result.files)
         typer.echo(f"{out}: {report.summary()}", err=report.stale)
+        tools_file = f"src/{result.project.package}/tools.json"
+        if tools_file in report.changed:
+            typer.echo(tool_summary(out / tools_file, result.files[tools_file]), err=True)
         if report.stale:
             typer.echo(
                 f"{out} is stale: regenerate it (the same command without --check) and commit the result", err=True

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .tools import ToolSpec
@@ -168,6 +169,24 @@ def _route(tool: ToolSpec) -> tuple[str, str]:
 
 def _route_text(tool: ToolSpec) -> str:
     return f"{tool.plan.method} {tool.plan.path}"
+
+
+def tool_summary(old_file: Path, new_text: str) -> str:
+    """For --check: which tools a stale tools.json adds, removes or changes, by name."""
+    try:
+        old = {t["name"]: t for t in json.loads(old_file.read_text(encoding="utf-8"))}
+    except (OSError, ValueError, TypeError, KeyError):
+        return "tools: the committed tools.json cannot be read"
+    new = {t["name"]: t for t in json.loads(new_text)}
+    added = sorted(set(new) - set(old))
+    removed = sorted(set(old) - set(new))
+    changed = sorted(name for name in set(old) & set(new) if old[name] != new[name])
+
+    def part(label: str, names: list[str]) -> str:
+        shown = ", ".join(names[:10]) + (f", ... {len(names) - 10} more" if len(names) > 10 else "")
+        return f"{len(names)} {label}" + (f" ({shown})" if names else "")
+
+    return f"tools: {part('added', added)}, {part('removed', removed)}, {part('changed', changed)}"
 
 
 # -- arguments --------------------------------------------------------------------------------------
