@@ -72,7 +72,12 @@ def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, li
     tools, found = apply_overrides(tools, config, resolver)
     problems += found
     if not tools and found_operations:
-        problems.append(error(f"all {found_operations} operations were excluded (rules, deprecated = false or x-mcp-exclude)", "/paths"))
+        problems.append(
+            error(
+                f"all {found_operations} operations were excluded (rules, deprecated = false or x-mcp-exclude)",
+                "/paths",
+            )
+        )
     elif not tools:
         problems.append(error("the spec has no operations that can be served as tools", "/paths"))
     return api, tools, problems
