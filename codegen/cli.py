@@ -268,8 +268,9 @@ def diff_command(
     surfaces = []
     for spec in (old, new):
         api, tools, problems = analyze(replace(config, spec=spec))
-        errors = [p for p in problems if p.level is Level.ERROR]
-        if api is None or not tools:
+        # a side with no tools left (all excluded, or none) is an empty surface, not a failure
+        errors = [p for p in problems if p.level is Level.ERROR and p.pointer != "/paths"]
+        if api is None:
             _print_problems(errors, quiet=True, verbose=True)
             typer.echo(f"error: cannot read the tools of {spec}", err=True)
             raise typer.Exit(2)

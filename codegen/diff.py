@@ -310,7 +310,7 @@ def type_of(schema: Any, defs: Mapping[str, Any], depth: int = 0) -> str:
         base = " | ".join(sorted({type_of(m, defs, depth + 1) for m in members}))
     elif "allOf" in schema:
         parts = sorted({type_of(m, defs, depth + 1) for m in schema["allOf"]} - {"any"})
-        base = parts[0] if len(parts) == 1 else "object" if not parts else " & ".join(parts)
+        base = parts[0] if len(parts) == 1 else "object" if not parts else _intersection(parts)
     elif "enum" in schema:
         base = " | ".join(sorted({_json_type(v) for v in schema["enum"]}))
     elif "properties" in schema:
@@ -320,6 +320,14 @@ def type_of(schema: Any, defs: Mapping[str, Any], depth: int = 0) -> str:
     if base == "array" and "items" in schema:
         base = f"array<{type_of(schema['items'], defs, depth + 1)}>"
     return base
+
+
+def _intersection(parts: Sequence[str]) -> str:
+    """allOf of `null | object` and `object` is `object`; members with nothing in common stay `a & b`."""
+    if any("<" in part for part in parts):
+        return " & ".join(parts)
+    common = set.intersection(*(set(part.split(" | ")) for part in parts))
+    return " | ".join(sorted(common)) if common else " & ".join(parts)
 
 
 def _json_type(value: Any) -> str:
