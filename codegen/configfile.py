@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 from urllib.parse import urlparse
@@ -270,8 +269,3 @@ def parse_rule(text: str) -> tuple[Rule | None, Problem | None]:
         action, criteria.get("tags", ()), criteria.get("paths", ()), methods, criteria.get("operations", ()), source
     )
     return rule, None
-
-
-def with_flags(config: Config, **flags: Any) -> Config:
-    """A copy with the flags that were given (not None) applied."""
-    return replace(config, **{k: v for k, v in flags.items() if v is not None})

@@ -25,10 +25,6 @@ from .tools import ToolSpec
 EXTENSIONS = ("x-mcp-name", "x-mcp-title", "x-mcp-description", "x-mcp-annotations", "x-mcp-exclude")
 
 
-def operation_key(op: Operation) -> str:
-    return f"{op.method} {op.path}"
-
-
 def find_override(op: Operation, overrides: Sequence[Override]) -> Override | None:
     """The override whose key is this operation's operationId or `METHOD /path` (method in any case)."""
     for override in overrides:
