@@ -233,11 +233,17 @@ def _schema_change(
     label = f"{what} `{key}`" if what == "argument" else f"output property `{key}`"
     if old_type != new_type:
         kind = "argument-retyped" if what == "argument" else "output-property-retyped"
+        # an argument may accept more than before (string -> null | string); an output must not return more
+        before, after = _members(old_type), _members(new_type)
+        if what == "argument":
+            safe = "any" in after or before <= after
+        else:
+            safe = "any" in before or after <= before
         return [
             Change(
                 tool,
                 kind,
-                True,
+                not safe,
                 f"{label} changed type from `{old_type}` to `{new_type}`",
                 {what: key, "old": old_type, "new": new_type},
             )
@@ -320,6 +326,11 @@ def type_of(schema: Any, defs: Mapping[str, Any], depth: int = 0) -> str:
     if base == "array" and "items" in schema:
         base = f"array<{type_of(schema['items'], defs, depth + 1)}>"
     return base
+
+
+def _members(summary: str) -> set[str]:
+    """The alternatives of a type summary: `null | string` -> {null, string} (`any` accepts everything)."""
+    return {summary} if "<" in summary or "&" in summary else set(summary.split(" | "))
 
 
 def _intersection(parts: Sequence[str]) -> str:

@@ -44,15 +44,17 @@ def test_breaking_pair_reports_every_kind_and_exits_1() -> None:
         ("list_orders", "argument-retyped", True),  # `limit` integer -> string
         ("list_orders", "enum-values-removed", True),  # `status` lost "cancelled"
         ("list_orders", "output-property-removed", True),  # `next`
-        ("fetch_order", "output-property-retyped", True),  # Order.total number -> string
+        ("fetch_order", "output-property-retyped", True),  # Order.total number -> string; status now nullable
         ("archive_order", "annotation-changed", True),  # destructiveHint false -> true
         ("create_order", "argument-added", False),  # `note`, optional
     }
-    assert report["breaking"] == 9
+    assert report["breaking"] == 10
     details = {(c["kind"], c["tool"]): c["details"] for c in report["changes"]}
     assert details[("tool-renamed", "fetch_order")] == {"old": "get_order", "new": "fetch_order"}
     assert details[("enum-values-removed", "list_orders")] == {"argument": "status", "values": ["cancelled"]}
     assert details[("argument-retyped", "list_orders")] == {"argument": "limit", "old": "integer", "new": "string"}
+    retyped = [c["details"] for c in report["changes"] if c["kind"] == "output-property-retyped"]
+    assert {"property": "status", "old": "string", "new": "null | string"} in retyped  # may now return null
     assert details[("annotation-changed", "archive_order")] == {
         "annotation": "destructiveHint",
         "old": False,
@@ -62,7 +64,7 @@ def test_breaking_pair_reports_every_kind_and_exits_1() -> None:
 
 def test_no_fail_flag_reports_but_exits_0() -> None:
     code, report = diff_json(BREAKING / "old.yaml", BREAKING / "new.yaml", "--no-fail")
-    assert code == 0 and report["breaking"] == 9
+    assert code == 0 and report["breaking"] == 10
 
 
 def test_compatible_pair_exits_0() -> None:
@@ -73,6 +75,8 @@ def test_compatible_pair_exits_0() -> None:
         ("list_notes", "argument-added", False),
         ("list_notes", "enum-values-added", False),
         ("list_notes", "output-property-added", False),
+        ("list_notes", "argument-retyped", False),  # limit: integer -> integer | null accepts more
+        ("list_notes", "output-property-retyped", False),  # cursor: null | string -> string returns less
     }
 
 
@@ -80,12 +84,12 @@ def test_text_and_markdown_formats() -> None:
     text = run("diff", BREAKING / "old.yaml", BREAKING / "new.yaml")  # text is the default
     assert text.returncode == 1
     lines = text.stdout.splitlines()
-    assert lines[0] == "6 tools -> 5 tools: 9 breaking, 1 other changes"
+    assert lines[0] == "6 tools -> 5 tools: 10 breaking, 1 other changes"
     assert "BREAKING fetch_order: renamed from get_order (GET /orders/{id})" in lines
     assert 'BREAKING list_orders: argument status no longer accepts "cancelled"' in lines
     assert "change   create_order: optional argument note added" in lines
     markdown = run("diff", BREAKING / "old.yaml", BREAKING / "new.yaml", "--format", "markdown")
-    assert markdown.stdout.startswith("## MCP tool surface: 9 breaking, 1 other changes\n")
+    assert markdown.stdout.startswith("## MCP tool surface: 10 breaking, 1 other changes\n")
     assert "### Breaking\n\n- `archive_order`: `destructiveHint` changed from `false` to `true`\n" in markdown.stdout
     assert "### Other changes\n\n- `create_order`: optional argument `note` added\n" in markdown.stdout
 
