@@ -72,6 +72,11 @@ def test_config_is_frozen_and_merged_once(zoo: Path) -> None:
     assert config.base_url == "https://file.example.com"  # from the file
     assert config.timeout == 9.0  # the flag wins over the file
     assert config.config_file == zoo.parent / "mcp-codegen.toml"
+    relative = config_for(zoo, 'output = "generated/zoo"\ntemplates = "tpl"\n')
+    assert (relative.output, relative.templates) == (
+        zoo.parent / "generated/zoo",
+        zoo.parent / "tpl",
+    )  # beside the file
     with pytest.raises(dataclasses.FrozenInstanceError):
         config.timeout = 1.0  # type: ignore[misc]
 
