@@ -257,7 +257,7 @@ def _input(
             styles = {name: (style, explode) for name, style, explode in body.encoding_styles}
             content_types = dict(body.encoding)
             props_at = body.schema.at.child("properties") if body.schema is not None else body.at
-            for prop, schema in props.items():
+            for prop, schema in sorted(props.items()):  # the spec's key order must not matter
                 entry = _Entry(prop, "body", schema, prop in required, at=props_at.child(prop))
                 if kind != "json":
                     style, explode = styles.get(prop, ("form", True))
