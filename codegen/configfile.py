@@ -37,7 +37,9 @@ TOP_KEYS = (
 )
 RULE_KEYS = ("action", "tags", "paths", "methods", "operations")
 OVERRIDE_KEYS = ("name", "title", "description", "annotations", "exclude")
-RULE_FLAG_KEYS = {"tag": "tags", "path": "paths", "method": "methods", "op": "operations"}
+RULE_FLAG_KEYS = {"tag": "tags", "path": "paths", "method": "methods", "op": "operations"} | {
+    key: key for key in RULE_KEYS[1:]
+}  # the file's plural keys work in --rule too
 
 
 def find_config(spec: str, explicit: Path | None, cwd: Path) -> Path | None:
