@@ -186,6 +186,16 @@ def test_circular_schema_is_a_finite_def(three_one: dict[str, ToolSpec]) -> None
     assert not validator.is_valid({"children": [{"value": 1}]})
 
 
+def test_31_binary_parts_and_bodies(three_one: dict[str, ToolSpec]) -> None:
+    avatar = three_one["upload_avatar"]
+    image = avatar.input_schema["properties"]["image"]
+    assert image["required"] == ["content"] and image["properties"]["content"]["contentEncoding"] == "base64"
+    assert [(a.arg, a.file) for a in avatar.plan.args] == [("image", True), ("note", False)]
+    blob = three_one["put_blob"]
+    assert blob.input_schema["properties"]["body"]["contentEncoding"] == "base64"  # no schema: bytes
+    assert blob.input_schema["required"] == ["name", "body"]
+
+
 # -- OpenAPI 3.0 schema details --------------------------------------------------------------------------
 def test_30_nullable_all_of_and_int64(tmp_path: Path) -> None:
     schemas = {
