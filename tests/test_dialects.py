@@ -372,3 +372,22 @@ def test_generation_is_byte_deterministic(tmp_path: Path) -> None:
         "/paths/~1odd-names/get/parameters/1",
         "/paths/~1odd-names/get/parameters/3",
     }
+
+
+def test_odd_operation_ids_give_readable_unique_tool_names(tmp_path: Path) -> None:
+    ok = {"204": {"description": "ok"}}
+    spec = mini_spec(
+        {
+            "/users/{id}": {"get": {"operationId": "ユーザー取得", "responses": ok}},
+            "/cafés": {
+                "get": {"operationId": "listCafés", "responses": ok},
+                "post": {"operationId": "list-cafés", "responses": ok},
+            },
+        }
+    )
+    api, tools, problems = analyze(Config(spec=str(write_spec(tmp_path, spec)), validate=False))
+    names = sorted(t.name for t in tools)
+    assert names == ["get_users_id", "list_cafes", "list_cafes_2"]
+    messages = [(p.pointer, p.message) for p in problems]
+    assert any(pointer == "/paths/~1users~1{id}/get" and "nothing usable" in m for pointer, m in messages), messages
+    assert any(pointer == "/paths/~1cafés/post" and "already used" in m for pointer, m in messages), messages
