@@ -39,12 +39,16 @@ def bodies(tmp_path_factory: pytest.TempPathFactory) -> GeneratedPackage:
     return _package(tmp_path_factory, "bodies")
 
 
+# credentials for the fixtures' security schemes, by the generated servers' variable names
+CREDENTIALS = {"SWAGGER2_APIKEY": "key-1", "SWAGGER2_BASIC_USERNAME": "user", "SWAGGER2_BASIC_PASSWORD": "pass"}
+
+
 def send(
     package: GeneratedPackage, upstream: Upstream, tool: str, arguments: dict[str, Any], base: str = ""
 ) -> RecordedRequest:
     upstream.clear()
     upstream.respond(204, b"", content_type=None)
-    result = package.call(upstream.url + base, tool, arguments)
+    result = package.call(upstream.url + base, tool, arguments, CREDENTIALS)
     assert not result.is_error, text_of(result)
     assert len(upstream.requests) == 1
     return upstream.last()
@@ -303,7 +307,7 @@ def test_swagger2_collection_formats(swagger2: GeneratedPackage, upstream: Upstr
     upstream.respond(200, b'[{"name": "Rex"}]')
     ab = ["a", "b"]
     args = {"limit": 5, "csv": ab, "ssv": ab, "tsv": ab, "pipes": ab, "multi": [1, 2], "X-Ids": [7, 8]}
-    result = swagger2.call(upstream.url + "/v2", "list_pets", args)
+    result = swagger2.call(upstream.url + "/v2", "list_pets", args, CREDENTIALS)
     assert not result.is_error, text_of(result)
     r = upstream.last()
     assert (r.method, r.path) == ("GET", "/v2/pets")
