@@ -342,6 +342,7 @@ def test_swagger2_form_data_file(swagger2: GeneratedPackage, upstream: Upstream)
         "petId": 3,
         "caption": "me",
         "photo": {"content": base64.b64encode(b"\x89PNG").decode(), "filename": "p.png"},
+        "labels": ["a b", "c"],
     }
     r = send(swagger2, upstream, "upload_photo", args)
     assert r.path == "/pets/3/photo"
@@ -354,4 +355,5 @@ def test_swagger2_form_data_file(swagger2: GeneratedPackage, upstream: Upstream)
             },
             b"\x89PNG",
         ),
+        ({"Content-Disposition": 'form-data; name="labels"'}, b"a b|c"),  # collectionFormat: pipes, one part
     ]
