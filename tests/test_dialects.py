@@ -211,6 +211,7 @@ def test_30_nullable_all_of_and_int64(tmp_path: Path) -> None:
                     {"type": "object", "properties": {"b": {"type": "integer", "format": "int64"}}},
                 ]
             },
+            "untyped": {"allOf": [{"properties": {"a": {"type": "string"}}}, {"required": ["a"]}]},
             "conflict": {
                 "allOf": [
                     {"type": "object", "properties": {"a": {"type": "string"}}},
@@ -241,6 +242,7 @@ def test_30_nullable_all_of_and_int64(tmp_path: Path) -> None:
         "properties": {"a": {"type": "string"}, "b": {"type": "integer", "format": "int64"}},
         "required": ["a"],
     }
+    assert props["untyped"] == {"properties": {"a": {"type": "string"}}, "required": ["a"]}  # no type invented
     assert len(props["conflict"]["allOf"]) == 2  # the same property constrained twice: not merged
     assert props["described"] == {"$ref": "#/$defs/Base", "description": "the base"}
     assert props["count"] == {"type": ["integer", "null"], "format": "int64", "examples": [3]}
