@@ -345,7 +345,8 @@ def _merge_all_of(out: dict[str, Any]) -> dict[str, Any]:
         for key in ("title", "description"):
             if key in member and key not in merged:
                 merged[key] = member[key]
-    merged["type"] = "object"
+    if rest.get("type") == "object" or any(m.get("type") == "object" for m in members):
+        merged["type"] = "object"  # only when a part said so: properties alone do not require an object
     if properties:
         merged["properties"] = properties
     if required:

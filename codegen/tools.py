@@ -139,6 +139,10 @@ def _tool_names(operations: tuple[Operation, ...], resolver: Resolver, problems:
     taken: set[str] = set()
     for op in operations:  # normalize() yields them sorted by path and method
         raw = op.operation_id or naming.fallback_tool_name(op.method, op.path)
+        if op.operation_id and not naming.snake_case(op.operation_id):
+            raw = naming.fallback_tool_name(op.method, op.path)
+            message = f"operationId {op.operation_id!r} has nothing usable in a tool name; named after method and path"
+            problems.append(resolver.problem(Level.WARNING, message, op.at))
         name = naming.tool_name(raw)
         if len(naming.snake_case(raw)) > naming.MAX_TOOL_NAME:
             problems.append(

@@ -187,6 +187,16 @@ def test_circular_schema_is_a_finite_def(three_one: dict[str, ToolSpec]) -> None
     assert not validator.is_valid({"children": [{"value": 1}]})
 
 
+def test_31_binary_parts_and_bodies(three_one: dict[str, ToolSpec]) -> None:
+    avatar = three_one["upload_avatar"]
+    image = avatar.input_schema["properties"]["image"]
+    assert image["required"] == ["content"] and image["properties"]["content"]["contentEncoding"] == "base64"
+    assert [(a.arg, a.file) for a in avatar.plan.args] == [("image", True), ("note", False)]
+    blob = three_one["put_blob"]
+    assert blob.input_schema["properties"]["body"]["contentEncoding"] == "base64"  # no schema: bytes
+    assert blob.input_schema["required"] == ["name", "body"]
+
+
 # -- OpenAPI 3.0 schema details --------------------------------------------------------------------------
 def test_30_nullable_all_of_and_int64(tmp_path: Path) -> None:
     schemas = {
@@ -202,6 +212,7 @@ def test_30_nullable_all_of_and_int64(tmp_path: Path) -> None:
                     {"type": "object", "properties": {"b": {"type": "integer", "format": "int64"}}},
                 ]
             },
+            "untyped": {"allOf": [{"properties": {"a": {"type": "string"}}}, {"required": ["a"]}]},
             "conflict": {
                 "allOf": [
                     {"type": "object", "properties": {"a": {"type": "string"}}},
@@ -232,6 +243,7 @@ def test_30_nullable_all_of_and_int64(tmp_path: Path) -> None:
         "properties": {"a": {"type": "string"}, "b": {"type": "integer", "format": "int64"}},
         "required": ["a"],
     }
+    assert props["untyped"] == {"properties": {"a": {"type": "string"}}, "required": ["a"]}  # no type invented
     assert len(props["conflict"]["allOf"]) == 2  # the same property constrained twice: not merged
     assert props["described"] == {"$ref": "#/$defs/Base", "description": "the base"}
     assert props["count"] == {"type": ["integer", "null"], "format": "int64", "examples": [3]}
@@ -363,3 +375,22 @@ def test_generation_is_byte_deterministic(tmp_path: Path) -> None:
         "/paths/~1odd-names/get/parameters/1",
         "/paths/~1odd-names/get/parameters/3",
     }
+
+
+def test_odd_operation_ids_give_readable_unique_tool_names(tmp_path: Path) -> None:
+    ok = {"204": {"description": "ok"}}
+    spec = mini_spec(
+        {
+            "/users/{id}": {"get": {"operationId": "ユーザー取得", "responses": ok}},
+            "/cafés": {
+                "get": {"operationId": "listCafés", "responses": ok},
+                "post": {"operationId": "list-cafés", "responses": ok},
+            },
+        }
+    )
+    api, tools, problems = analyze(Config(spec=str(write_spec(tmp_path, spec)), validate=False))
+    names = sorted(t.name for t in tools)
+    assert names == ["get_users_id", "list_cafes", "list_cafes_2"]
+    messages = [(p.pointer, p.message) for p in problems]
+    assert any(pointer == "/paths/~1users~1{id}/get" and "nothing usable" in m for pointer, m in messages), messages
+    assert any(pointer == "/paths/~1cafés/post" and "already used" in m for pointer, m in messages), messages

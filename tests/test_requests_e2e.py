@@ -39,12 +39,16 @@ def bodies(tmp_path_factory: pytest.TempPathFactory) -> GeneratedPackage:
     return _package(tmp_path_factory, "bodies")
 
 
+# credentials for the fixtures' security schemes, by the generated servers' variable names
+CREDENTIALS = {"SWAGGER2_APIKEY": "key-1", "SWAGGER2_BASIC_USERNAME": "user", "SWAGGER2_BASIC_PASSWORD": "pass"}
+
+
 def send(
     package: GeneratedPackage, upstream: Upstream, tool: str, arguments: dict[str, Any], base: str = ""
 ) -> RecordedRequest:
     upstream.clear()
     upstream.respond(204, b"", content_type=None)
-    result = package.call(upstream.url + base, tool, arguments)
+    result = package.call(upstream.url + base, tool, arguments, CREDENTIALS)
     assert not result.is_error, text_of(result)
     assert len(upstream.requests) == 1
     return upstream.last()
@@ -304,7 +308,7 @@ def test_swagger2_collection_formats(swagger2: GeneratedPackage, upstream: Upstr
     upstream.respond(200, b'[{"name": "Rex"}]')
     ab = ["a", "b"]
     args = {"limit": 5, "csv": ab, "ssv": ab, "tsv": ab, "pipes": ab, "multi": [1, 2], "X-Ids": [7, 8]}
-    result = swagger2.call(upstream.url + "/v2", "list_pets", args)
+    result = swagger2.call(upstream.url + "/v2", "list_pets", args, CREDENTIALS)
     assert not result.is_error, text_of(result)
     r = upstream.last()
     assert (r.method, r.path) == ("GET", "/v2/pets")
@@ -339,6 +343,7 @@ def test_swagger2_form_data_file(swagger2: GeneratedPackage, upstream: Upstream)
         "petId": 3,
         "caption": "me",
         "photo": {"content": base64.b64encode(b"\x89PNG").decode(), "filename": "p.png"},
+        "labels": ["a b", "c"],
     }
     r = send(swagger2, upstream, "upload_photo", args)
     assert r.path == "/pets/3/photo"
@@ -351,4 +356,5 @@ def test_swagger2_form_data_file(swagger2: GeneratedPackage, upstream: Upstream)
             },
             b"\x89PNG",
         ),
+        ({"Content-Disposition": 'form-data; name="labels"'}, b"a b|c"),  # collectionFormat: pipes, one part
     ]

@@ -35,8 +35,13 @@ class GeneratedPackage:
     def tool(self, name: str) -> dict[str, Any]:
         return next(t for t in self.tools if t["name"] == name)
 
-    def call(self, base_url: str, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        app = self.server.build_server(self.settings.Settings(base_url=base_url))
+    def call(
+        self, base_url: str, tool: str, arguments: dict[str, Any], env: dict[str, str] | None = None
+    ) -> types.CallToolResult:
+        """Call `tool` on a fresh server whose settings come from `env` (full variable names, e.g.
+        credentials) plus <PREFIX>_BASE_URL=base_url; the process environment is not read."""
+        environ = {f"{self.settings.ENV_PREFIX}_BASE_URL": base_url, **(env or {})}
+        app = self.server.build_server(self.settings.Settings.from_env(environ))
 
         async def run() -> types.CallToolResult:
             async with Client(app, mode="legacy") as client:

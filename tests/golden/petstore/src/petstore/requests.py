@@ -18,6 +18,11 @@ from urllib.parse import quote
 
 RESERVED = ":/?#[]@!$&'()*+,;="  # kept as-is where a query parameter has allowReserved
 NAME_SAFE = "[]$!'()*,;:@/"  # query-safe characters kept in parameter names (`filter[status]`, `$select`)
+MULTIPART_DELIMITERS = {
+    "spaceDelimited": " ",
+    "pipeDelimited": "|",
+    "tabDelimited": "\t",
+}  # not exploded arrays
 DELIMITERS = {
     "spaceDelimited": "%20",
     "pipeDelimited": "|",
@@ -237,6 +242,19 @@ def _multipart(fields: list[tuple[Arg, Any]]) -> tuple[bytes, str]:
         chunks.append(head.encode("utf-8") + b"\r\n" + data + b"\r\n")
 
     for arg, value in fields:
+        if (
+            isinstance(value, list)
+            and not arg.file
+            and arg.style
+            and not arg.explode
+            and not _is_json(arg.content_type)
+        ):
+            if all(
+                not isinstance(v, (Mapping, list)) for v in value
+            ):  # e.g. Swagger 2.0 csv: one part "a,b"
+                value = MULTIPART_DELIMITERS.get(arg.style, ",").join(
+                    _text(v) for v in value
+                )
         items = (
             value
             if isinstance(value, list) and (arg.file or not _is_json(arg.content_type))
