@@ -8,7 +8,8 @@
 For each spec, in a worker process: codegen.pipeline.generate (in-process) + codegen.write.write into a temporary
 folder; then the generated server runs as a subprocess over stdio (this Python, PYTHONPATH=<out>/src,
 `-m <package>`), and the official MCP client lists its tools (all pages). Checks: no exception in the generator, no
-traceback on the server's stderr, every tool name valid (^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$) and unique, every
+traceback on the server's stderr, the generated package's dependencies installed in this Python (the server runs
+from its source tree, not pip-installed, to be fast), every tool name valid (^[a-zA-Z0-9_-]{1,64}$) and unique, every
 inputSchema and outputSchema a valid JSON Schema 2020-12 (metaschema check) whose local $refs resolve, inputSchema
 and outputSchema rooted at `type: object`, `required` names present in `properties`, and the listed tools equal to
 tools.json.
@@ -43,7 +44,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 LIST_SPECS = REPO / "tools" / "list-specs"
-TOOL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$")
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # what MCP clients (and Claude's API) accept as a tool name
 ARG_NAME = re.compile(r"^[a-zA-Z0-9_.-]{1,64}$")  # what Claude's API accepts as an inputSchema property key
 BIG_BYTES = 1_500_000  # above this, openapi-spec-validator is skipped (it takes minutes on GitHub's 13 MB)
 RECYCLE_BYTES = 5_000_000  # a worker that handled a spec this big is replaced (bounds memory)
@@ -142,6 +143,26 @@ def generate_into(spec: str, out: Path, result: Outcome, validate: bool | None =
     if problems_out:
         raise Failure("write", str(problems_out[0]))
     return generated
+
+
+def missing_dependencies(pyproject: Path) -> list[str]:
+    """The generated package's [project] dependencies that this Python does not satisfy (name or version)."""
+    import importlib.metadata
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    missing = []
+    for text in tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"].get("dependencies", []):
+        requirement = Requirement(text)
+        try:
+            version = importlib.metadata.version(requirement.name)
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(text)
+            continue
+        if not requirement.specifier.contains(version, prereleases=True):
+            missing.append(f"{text} (have {version})")
+    return missing
 
 
 def problem_kind(message: str) -> str:
@@ -312,6 +333,9 @@ def run_one(spec: str, options: Mapping[str, Any]) -> Outcome:
             if generated is not None:
                 result.tools = len(generated.tools)
                 package = generated.project.package
+                missing = missing_dependencies(out / "pyproject.toml")
+                if missing:
+                    raise Failure("runtime-dependency-missing", f"not installed in {sys.executable}: {missing}")
                 expected = json.loads((out / "src" / package / "tools.json").read_text(encoding="utf-8"))
                 t0 = time.perf_counter()
                 listed, stderr = anyio.run(list_over_stdio, out, package, float(options.get("list_timeout", 120)))
