@@ -384,11 +384,22 @@ class _Slot:
 
 
 def run_all(specs: Sequence[str], options: dict[str, Any], jobs: int, timeout: float, time_limit: float,
-            progress: bool = True) -> list[Outcome]:
-    """Run every spec in `jobs` worker processes; per-spec `timeout`; no new spec starts after `time_limit` s."""
+            progress: bool = True, jsonl: Path | None = None) -> list[Outcome]:
+    """Run every spec in `jobs` worker processes; per-spec `timeout`; no new spec starts after `time_limit` s.
+
+    `jsonl`: each outcome is appended to this file as it arrives, and specs already recorded there are not run
+    again (resume an interrupted run with the same command)."""
     context = multiprocessing.get_context("spawn")
-    pending = list(specs)
     results: dict[str, Outcome] = {}
+    if jsonl is not None and jsonl.exists():
+        for line in jsonl.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                done = Outcome(**json.loads(line))
+                if done.spec in specs:
+                    results[done.spec] = done
+    pending = [s for s in specs if s not in results]
+    if progress and results:
+        print(f"corpus-run: {len(results)} specs already in {jsonl}, {len(pending)} to run", file=sys.stderr)
     slots: list[_Slot] = []
     stop_at = time.monotonic() + time_limit
 
@@ -409,13 +420,20 @@ def run_all(specs: Sequence[str], options: dict[str, Any], jobs: int, timeout: f
 
     def report(outcome: Outcome) -> None:
         results[outcome.spec] = outcome
+        if jsonl is not None:
+            with jsonl.open("a", encoding="utf-8") as stream:
+                stream.write(json.dumps(asdict(outcome)) + "\n")
         if progress:
             n = len(results)
             extra = f" {outcome.detail.splitlines()[0][:160]}" if outcome.outcome in (FAIL, SPEC_ERROR) and outcome.detail else ""
             print(f"[{n}/{len(specs)}] {outcome.label:<28} {outcome.tools:>5} tools {outcome.seconds.get('total', 0):>6.1f}s "
                   f"{short(outcome.spec)}{extra}", file=sys.stderr, flush=True)
 
-    slots = [spawn() for _ in range(max(1, min(jobs, len(pending))))]
+    def terminate(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt  # so the finally below stops the workers and their servers
+
+    signal.signal(signal.SIGTERM, terminate)
+    slots = [spawn() for _ in range(max(1, min(jobs, len(pending))))] if pending else []
     try:
         while pending or any(s.spec for s in slots):
             for index, slot in enumerate(slots):
@@ -532,6 +550,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--examples", type=int, default=2, help="--calls: argument sets per tool (default 2)")
     parser.add_argument("--max-tools", type=int, default=60, help="--calls: tools called per spec (default 60)")
     parser.add_argument("--json", type=Path, help="write every outcome to this JSON file")
+    parser.add_argument("--jsonl", type=Path, help="append each outcome to this JSON-lines file as it arrives; "
+                        "specs already there are not run again (resume)")
     parser.add_argument("--quiet", action="store_true", help="no per-spec progress lines on stderr")
     return parser.parse_args(argv)
 
@@ -550,7 +570,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "list_timeout": min(args.timeout, 120),
     }
     started = time.monotonic()
-    results = run_all(specs, options, args.jobs, args.timeout, args.time_limit, progress=not args.quiet)
+    results = run_all(specs, options, args.jobs, args.timeout, args.time_limit, progress=not args.quiet,
+                      jsonl=args.jsonl)
     text = summary(results)
     print(text)
     print(f"\nwall time: {time.monotonic() - started:.0f} s with {args.jobs} workers")
