@@ -16,7 +16,9 @@ Prism's answer:
 - unrelated: Prism's own 500s (no response or example defined, example generation failed), counted apart.
 
 Tools for which no valid argument set can be built (the builder's result fails the inputSchema) are counted as
-`no-arguments`; a call the server refuses before sending anything is `not-sent`.
+`no-arguments`; a call the server refuses before sending anything is `not-sent`. A call that raises in the MCP client
+(the client checks structuredContent against the tool's outputSchema, so a mocked example that breaks the spec's own
+response schema raises there) is counted under `client_errors` by message; its request is still classified.
 """
 
 from __future__ import annotations
@@ -397,6 +399,7 @@ async def _call_all(out: Path, package: str, recorder: Recorder, tools: list[dic
     counts: Counter[str] = Counter()
     categories: Counter[str] = Counter()
     unrelated: Counter[str] = Counter()
+    client_errors: Counter[str] = Counter()  # the call raised in the MCP client (after the request was classified)
     samples: dict[str, str] = {}
     params = StdioServerParameters(
         command=sys.executable,
@@ -426,11 +429,18 @@ async def _call_all(out: Path, package: str, recorder: Recorder, tools: list[dic
                     continue
                 for args in sets:
                     before = len(recorder.records)
-                    with anyio.fail_after(90):
-                        result = await client.call_tool(tool["name"], args)
+                    result = None
+                    try:
+                        with anyio.fail_after(90):
+                            result = await client.call_tool(tool["name"], args)
+                    except Exception as exc:  # e.g. the client's check of structuredContent against outputSchema
+                        kind = re.sub(r"'[^']*'|\"[^\"]*\"|\b\d+\b", "…", str(exc).splitlines()[0] if str(exc) else "")
+                        kind = type(exc).__name__ + ": " + re.sub(r"tool \S+:", "tool …:", kind)[:90]
+                        client_errors[kind] += 1
+                        samples.setdefault(kind, f"{tool['name']} {str(exc)[:300]}")
                     with recorder.lock:
                         new = recorder.records[before:]
-                    if not new:
+                    if not new and result is not None:
                         counts["not-sent"] += 1
                         text = result.content[0].text if result.content and hasattr(result.content[0], "text") else ""
                         samples.setdefault(f"not-sent: {text[:60]}", f"{tool['name']} {json.dumps(args)[:200]}")
@@ -449,4 +459,5 @@ async def _call_all(out: Path, package: str, recorder: Recorder, tools: list[dic
     if "Traceback (most recent call last)" in stderr:
         counts["server-traceback"] += 1
         samples.setdefault("server-traceback", stderr[-1500:])
-    return {"counts": dict(counts), "rejections": dict(categories), "unrelated": dict(unrelated), "samples": samples}
+    return {"counts": dict(counts), "rejections": dict(categories), "unrelated": dict(unrelated),
+            "client_errors": dict(client_errors), "samples": samples}

@@ -348,7 +348,12 @@ def run_one(spec: str, options: Mapping[str, Any]) -> Outcome:
                 if options.get("calls"):
                     from corpus_calls import call_spec  # tools/corpus_calls.py
 
-                    result.calls = call_spec(spec, out, package, options)
+                    try:
+                        result.calls = call_spec(spec, out, package, options)
+                    except Exception as exc:  # Prism refusing the document, a hung server: reported, not a listing FAIL
+                        kind = f"{type(exc).__name__}: {str(exc).splitlines()[0][:100] if str(exc) else ''}"
+                        result.calls = {"counts": {"calls-crashed": 1}, "crashes": {kind: 1},
+                                        "samples": {kind: traceback.format_exc(limit=-3)[-1500:]}}
                 result.outcome = WARN if (result.warnings or result.errors) else OK
     except Failure as exc:
         result.outcome, result.category, result.detail = FAIL, exc.category, exc.detail
@@ -515,18 +520,25 @@ def summary(results: Sequence[Outcome]) -> str:
 def calls_summary(calls: Iterable[Mapping[str, Any]]) -> str:
     total: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
+    other: Counter[str] = Counter()
     for c in calls:
         total.update(c.get("counts", {}))
         reasons.update(c.get("rejections", {}))
+        other.update({f"client error: {k}": v for k, v in c.get("client_errors", {}).items()})
+        other.update({f"Prism, unrelated: {k}": v for k, v in c.get("unrelated", {}).items()})
+        other.update({f"calls crashed: {k}": v for k, v in c.get("crashes", {}).items()})
     sent = total["accepted"] + total["rejected"]
     rate = 100.0 * total["accepted"] / sent if sent else 0.0
     lines = [f"calls: {sent} requests reached Prism, {total['accepted']} accepted ({rate:.2f}%), "
-             f"{total['rejected']} rejected; {total['security']} answered 401 (no credentials configured); "
+             f"{total['rejected']} rejected; {total['security']} answered 401/403 (security unmet); "
              f"{total['not-sent']} not sent (the server refused the arguments); "
              f"{total['no-arguments']} tools without generatable arguments"]
     if reasons:
         lines += ["", "| rejection | requests |", "|---|---|"]
         lines += [f"| {k} | {v} |" for k, v in reasons.most_common(30)]
+    if other:
+        lines += ["", "| not counted in the rate | calls |", "|---|---|"]
+        lines += [f"| {k} | {v} |" for k, v in other.most_common(30)]
     return "\n".join(lines)
 
 
