@@ -553,6 +553,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--version", choices=("2.0", "3.0", "3.1"))
     parser.add_argument("--sample", type=int, help="a deterministic sample of N specs (with --seed)")
     parser.add_argument("--seed", default="1")
+    parser.add_argument("--shuffle", metavar="SEED", help="run in a deterministic shuffled order (a partial run is "
+                        "then an unbiased sample)")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per spec (default 300)")
     parser.add_argument("--time-limit", type=float, default=4 * 3600, help="no spec starts after this many seconds")
@@ -571,6 +573,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     specs = select(args)
+    if args.shuffle is not None:  # any prefix of the run is then a uniform sample (useful with --time-limit/--jsonl)
+        import hashlib
+
+        specs.sort(key=lambda s: hashlib.sha256(f"{args.shuffle}:{short(s)}".encode()).hexdigest())
     if not specs:
         print("corpus-run: no specs selected", file=sys.stderr)
         return 2
