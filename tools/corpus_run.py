@@ -437,7 +437,7 @@ def run_all(specs: Sequence[str], options: dict[str, Any], jobs: int, timeout: f
     def terminate(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt  # so the finally below stops the workers and their servers
 
-    signal.signal(signal.SIGTERM, terminate)
+    previous = signal.signal(signal.SIGTERM, terminate)
     slots = [spawn() for _ in range(max(1, min(jobs, len(pending))))] if pending else []
     try:
         while pending or any(s.spec for s in slots):
@@ -485,6 +485,7 @@ def run_all(specs: Sequence[str], options: dict[str, Any], jobs: int, timeout: f
             except (OSError, ValueError):
                 pass
             kill(slot)
+        signal.signal(signal.SIGTERM, previous)
     for spec in specs:
         results.setdefault(spec, Outcome(spec, NOT_RUN, detail="--time-limit reached before it started"))
     return [results[s] for s in specs]
