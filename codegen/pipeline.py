@@ -20,6 +20,7 @@ from .problems import Problem, error, has_errors
 from .refs import Resolver
 from .render import Project, render, slug
 from .tools import ToolSpec, map_tools
+from .upgrade import PointerMap, is_swagger2, upgrade
 from .validate import validate
 from .write import with_manifest
 
@@ -50,20 +51,21 @@ def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, li
     if config.validate:
         progress("validating with openapi-spec-validator")
         problems += validate(document, documents.root_uri)
-    if str(document.get("swagger", "")).startswith("2"):
-        problems.append(
-            error("Swagger 2.0 documents are not supported yet; convert the spec to OpenAPI 3 first", "/swagger")
-        )
-        return None, [], problems
+    pointers: PointerMap | None = None
+    if is_swagger2(document):
+        progress("upgrading Swagger 2.0 to the OpenAPI 3.0 shape")
+        documents, pointers, found = upgrade(documents)
+        document = documents.root
+        problems += found
     resolver = Resolver(documents)
     progress("reading operations")
     api, found = normalize(document, resolver)
-    problems += found
+    problems += pointers.remap_all(found) if pointers else found
     if api is None:
         return None, [], problems
     progress(f"mapping {len(api.operations)} operations to tools")
     tools, found = map_tools(api, resolver)
-    problems += found
+    problems += pointers.remap_all(found) if pointers else found
     if not tools:
         problems.append(error("the spec has no operations that can be served as tools", "/paths"))
     return api, tools, problems

@@ -88,12 +88,18 @@ def sample(schema: Any, defs: dict[str, Any], depth: int = 0) -> Any:
         )
     if kind == "object" or "properties" in schema:
         props = schema.get("properties", {})
-        return {
-            k: sample(props.get(k, {}), defs, depth + 1)
-            for k in schema.get("required", [])
-        }
+        names = (
+            schema.get("required")
+            or list(props)[:1]
+            or (
+                ["key"] if schema.get("additionalProperties", True) is not False else []
+            )
+        )
+        return {k: sample(props.get(k, {}), defs, depth + 1) for k in names}
     if kind == "null":
         return None
+    if schema.get("contentEncoding") == "base64":
+        return "eA=="  # b"x"
     return "x" * max(1, schema.get("minLength", 1))
 
 
