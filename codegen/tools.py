@@ -115,7 +115,7 @@ def map_tools(api: Api, resolver: Resolver) -> tuple[list[ToolSpec], list[Proble
     converter = SchemaConverter(resolver, api.dialect)
     problems: list[Problem] = []
     names = _tool_names(api.operations, resolver, problems)
-    tools = [_tool(op, names[op.at], converter, problems) for op in api.operations]
+    tools = [_tool(op, names[op.path, op.method], converter, problems) for op in api.operations]
     return tools, problems + converter.problems
 
 
@@ -144,7 +144,7 @@ def _tool_names(operations: tuple[Operation, ...], resolver: Resolver, problems:
             problems.append(
                 resolver.problem(Level.WARNING, f"no operationId; tool named {final!r} after method and path", op.at)
             )
-        names[op.at] = final
+        names[op.path, op.method] = final  # not op.at: path items shared through $ref share their operations' `at`
     return names
 
 
