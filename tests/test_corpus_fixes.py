@@ -16,6 +16,24 @@ def op(**fields: Any) -> dict[str, Any]:
     return {"responses": {"200": {"description": "ok"}}, **fields}
 
 
+def test_pattern_python_cannot_compile_is_dropped_with_a_warning(tmp_path: Path) -> None:
+    # AWS specs in the directory use ECMA/Java classes (\p{L}, \p{Print}); Python's re (jsonschema's "regex"
+    # format, the SDK's input check) rejects them, which made the whole inputSchema invalid
+    tag = {"type": "string", "pattern": r"^([\p{L}\p{Z}\p{N}_.:/=+\-@]*)$"}
+    code = {"type": "string", "pattern": r"^[A-Z]{2}$"}
+    params = [{"name": "tag", "in": "query", "schema": tag}, {"name": "code", "in": "query", "schema": code}]
+    _, tools, problems = analyze(
+        Config(spec=str(write_spec(tmp_path, mini_spec({"/t": {"get": op(operationId="t", parameters=params)}}))))
+    )
+    schema = tools[0].input_schema
+    Draft202012Validator.check_schema(schema)
+    assert "pattern" not in schema["properties"]["tag"]
+    assert schema["properties"]["code"]["pattern"] == "^[A-Z]{2}$"  # patterns Python reads are kept
+    assert [p.pointer for p in problems if "is not a regular expression Python can compile" in p.message] == [
+        "/paths/~1t/get/parameters/0/schema/pattern"
+    ]
+
+
 def test_path_item_ref_gives_each_operation_its_own_tool_name(tmp_path: Path) -> None:
     # oas-examples server-path-level.json: one path item $ref'ing another; both operations share one location
     paths = {"/a": {"$ref": "#/paths/~1b"}, "/b": {"get": op(summary="B")}}
