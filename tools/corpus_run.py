@@ -213,7 +213,11 @@ def check_tools(listed: Sequence[Mapping[str, Any]], expected: Sequence[Mapping[
             for at, node in objects(schema):
                 props = node.get("properties")
                 req = node.get("required")
-                if isinstance(req, list) and isinstance(props, dict) and node.get("additionalProperties", True) is False:
+                if (
+                    isinstance(req, list)
+                    and isinstance(props, dict)
+                    and node.get("additionalProperties", True) is False
+                ):
                     lost = [r for r in req if r not in props]
                     if lost:
                         found.append(Failure("required-not-in-properties", f"{name}: {key}{at}: {lost[:5]}"))
@@ -241,7 +245,9 @@ def metaschema_problem(schema: Mapping[str, Any]) -> str:
     from jsonschema import Draft202012Validator
 
     if _META is None:  # what check_schema builds on every call, including its format checker (regex patterns)
-        _META = Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
+        _META = Draft202012Validator(
+            Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER
+        )
     error = next(iter(_META.iter_errors(schema)), None)
     if error is None:
         return ""
@@ -312,7 +318,9 @@ async def list_over_stdio(out: Path, package: str, timeout: float) -> tuple[list
                             break
         except TimeoutError:
             errlog.seek(0)
-            raise Failure("server-timeout", f"tools/list did not finish in {timeout:g} s; stderr: {errlog.read()[-800:]}")
+            raise Failure(
+                "server-timeout", f"tools/list did not finish in {timeout:g} s; stderr: {errlog.read()[-800:]}"
+            )
         except Exception as exc:
             errlog.seek(0)
             raise Failure("list-failed", f"{type(exc).__name__}: {exc}; stderr: {errlog.read()[-1500:]}")
@@ -352,8 +360,11 @@ def run_one(spec: str, options: Mapping[str, Any]) -> Outcome:
                         result.calls = call_spec(spec, out, package, options)
                     except Exception as exc:  # Prism refusing the document, a hung server: reported, not a listing FAIL
                         kind = f"{type(exc).__name__}: {str(exc).splitlines()[0][:100] if str(exc) else ''}"
-                        result.calls = {"counts": {"calls-crashed": 1}, "crashes": {kind: 1},
-                                        "samples": {kind: traceback.format_exc(limit=-3)[-1500:]}}
+                        result.calls = {
+                            "counts": {"calls-crashed": 1},
+                            "crashes": {kind: 1},
+                            "samples": {kind: traceback.format_exc(limit=-3)[-1500:]},
+                        }
                 result.outcome = WARN if (result.warnings or result.errors) else OK
     except Failure as exc:
         result.outcome, result.category, result.detail = FAIL, exc.category, exc.detail
@@ -388,8 +399,15 @@ class _Slot:
     done: int = 0
 
 
-def run_all(specs: Sequence[str], options: dict[str, Any], jobs: int, timeout: float, time_limit: float,
-            progress: bool = True, jsonl: Path | None = None) -> list[Outcome]:
+def run_all(
+    specs: Sequence[str],
+    options: dict[str, Any],
+    jobs: int,
+    timeout: float,
+    time_limit: float,
+    progress: bool = True,
+    jsonl: Path | None = None,
+) -> list[Outcome]:
     """Run every spec in `jobs` worker processes; per-spec `timeout`; no new spec starts after `time_limit` s.
 
     `jsonl`: each outcome is appended to this file as it arrives, and specs already recorded there are not run
@@ -430,9 +448,17 @@ def run_all(specs: Sequence[str], options: dict[str, Any], jobs: int, timeout: f
                 stream.write(json.dumps(asdict(outcome)) + "\n")
         if progress:
             n = len(results)
-            extra = f" {outcome.detail.splitlines()[0][:160]}" if outcome.outcome in (FAIL, SPEC_ERROR) and outcome.detail else ""
-            print(f"[{n}/{len(specs)}] {outcome.label:<28} {outcome.tools:>5} tools {outcome.seconds.get('total', 0):>6.1f}s "
-                  f"{short(outcome.spec)}{extra}", file=sys.stderr, flush=True)
+            extra = (
+                f" {outcome.detail.splitlines()[0][:160]}"
+                if outcome.outcome in (FAIL, SPEC_ERROR) and outcome.detail
+                else ""
+            )
+            print(
+                f"[{n}/{len(specs)}] {outcome.label:<28} {outcome.tools:>5} tools {outcome.seconds.get('total', 0):>6.1f}s "
+                f"{short(outcome.spec)}{extra}",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def terminate(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt  # so the finally below stops the workers and their servers
@@ -464,8 +490,9 @@ def run_all(specs: Sequence[str], options: dict[str, Any], jobs: int, timeout: f
                 elif slot.process.sentinel in ready or not slot.process.is_alive():
                     report(Outcome(spec, FAIL, "worker-died", f"exit code {slot.process.exitcode} (out of memory?)"))
                 elif time.monotonic() >= slot.deadline:
-                    report(Outcome(spec, FAIL, "timeout", f"no result within {timeout:g} s",
-                                   seconds={"total": timeout}))
+                    report(
+                        Outcome(spec, FAIL, "timeout", f"no result within {timeout:g} s", seconds={"total": timeout})
+                    )
                 else:
                     continue
                 slot.spec = None
@@ -508,10 +535,15 @@ def summary(results: Sequence[Outcome]) -> str:
         lines += ["", f"| {title}: category | specs | example |", "|---|---|---|"]
         for category, count in sorted(Counter(r.category for r in rows).items(), key=lambda kv: (-kv[1], kv[0])):
             example = next(r for r in rows if r.category == category)
-            lines.append(f"| {category} | {count} | {short(example.spec)}: {example.detail.splitlines()[0][:140] if example.detail else ''} |")
+            lines.append(
+                f"| {category} | {count} | {short(example.spec)}: {example.detail.splitlines()[0][:140] if example.detail else ''} |"
+            )
     tools = sum(r.tools for r in results)
-    lines += ["", f"tools listed and checked: {tools}; "
-              f"warnings: {sum(r.warnings for r in results)}; skipped-operation errors: {sum(r.errors for r in results)}"]
+    lines += [
+        "",
+        f"tools listed and checked: {tools}; "
+        f"warnings: {sum(r.warnings for r in results)}; skipped-operation errors: {sum(r.errors for r in results)}",
+    ]
     calls = [r.calls for r in results if r.calls]
     if calls:
         lines += ["", calls_summary(calls)]
@@ -530,10 +562,12 @@ def calls_summary(calls: Iterable[Mapping[str, Any]]) -> str:
         other.update({f"calls crashed: {k}": v for k, v in c.get("crashes", {}).items()})
     sent = total["accepted"] + total["rejected"]
     rate = 100.0 * total["accepted"] / sent if sent else 0.0
-    lines = [f"calls: {sent} requests reached Prism, {total['accepted']} accepted ({rate:.2f}%), "
-             f"{total['rejected']} rejected; {total['security']} answered 401/403 (security unmet); "
-             f"{total['not-sent']} not sent (the server refused the arguments); "
-             f"{total['no-arguments']} tools without generatable arguments"]
+    lines = [
+        f"calls: {sent} requests reached Prism, {total['accepted']} accepted ({rate:.2f}%), "
+        f"{total['rejected']} rejected; {total['security']} answered 401/403 (security unmet); "
+        f"{total['not-sent']} not sent (the server refused the arguments); "
+        f"{total['no-arguments']} tools without generatable arguments"
+    ]
     if reasons:
         lines += ["", "| rejection | requests |", "|---|---|"]
         lines += [f"| {k} | {v} |" for k, v in reasons.most_common(30)]
@@ -544,29 +578,43 @@ def calls_summary(calls: Iterable[Mapping[str, Any]]) -> str:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="corpus-run", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="corpus-run", description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("specs", nargs="*", help="explicit spec files (default: selected with tools/list-specs)")
     parser.add_argument("--set", default="all", choices=("all", "directory", "examples", "octokit"))
-    parser.add_argument("--named", nargs="+", metavar="NAME", help="list-specs --named names (github, stripe, ...; all)")
+    parser.add_argument(
+        "--named", nargs="+", metavar="NAME", help="list-specs --named names (github, stripe, ...; all)"
+    )
     parser.add_argument("--max-ops", type=int)
     parser.add_argument("--min-ops", type=int)
     parser.add_argument("--version", choices=("2.0", "3.0", "3.1"))
     parser.add_argument("--sample", type=int, help="a deterministic sample of N specs (with --seed)")
     parser.add_argument("--seed", default="1")
-    parser.add_argument("--shuffle", metavar="SEED", help="run in a deterministic shuffled order (a partial run is "
-                        "then an unbiased sample)")
+    parser.add_argument(
+        "--shuffle",
+        metavar="SEED",
+        help="run in a deterministic shuffled order (a partial run is " "then an unbiased sample)",
+    )
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per spec (default 300)")
     parser.add_argument("--time-limit", type=float, default=4 * 3600, help="no spec starts after this many seconds")
-    parser.add_argument("--validate", choices=("auto", "on", "off"), default="auto",
-                        help=f"openapi-spec-validator: auto = only for files up to {BIG_BYTES:,} bytes")
+    parser.add_argument(
+        "--validate",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help=f"openapi-spec-validator: auto = only for files up to {BIG_BYTES:,} bytes",
+    )
     parser.add_argument("--calls", action="store_true", help="also call every tool against a Prism mock of the spec")
     parser.add_argument("--examples", type=int, default=2, help="--calls: argument sets per tool (default 2)")
     parser.add_argument("--max-tools", type=int, default=60, help="--calls: tools called per spec (default 60)")
     parser.add_argument("--json", type=Path, help="write every outcome to this JSON file")
-    parser.add_argument("--jsonl", type=Path, help="append each outcome to this JSON-lines file as it arrives; "
-                        "specs already there are not run again (resume)")
+    parser.add_argument(
+        "--jsonl",
+        type=Path,
+        help="append each outcome to this JSON-lines file as it arrives; "
+        "specs already there are not run again (resume)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no per-spec progress lines on stderr")
     return parser.parse_args(argv)
 
@@ -589,8 +637,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "list_timeout": min(args.timeout, 120),
     }
     started = time.monotonic()
-    results = run_all(specs, options, args.jobs, args.timeout, args.time_limit, progress=not args.quiet,
-                      jsonl=args.jsonl)
+    results = run_all(
+        specs, options, args.jobs, args.timeout, args.time_limit, progress=not args.quiet, jsonl=args.jsonl
+    )
     text = summary(results)
     print(text)
     print(f"\nwall time: {time.monotonic() - started:.0f} s with {args.jobs} workers")
