@@ -1,9 +1,9 @@
 """Corpus runner: generate a server for every selected OpenAPI document, start it, list its tools, check them.
 
     tools/corpus-run --set directory --sample 50 --seed 1 --jobs 2
-    tools/corpus-run --max-ops 500 --json corpus.json          # the whole corpus (what docs/corpus.md reports)
+    tools/corpus-run --validate off --shuffle full --jsonl corpus.jsonl --json corpus.json   # the whole corpus
     tools/corpus-run path/to/spec.json other.yaml              # explicit documents
-    tools/corpus-run --calls --named stripe --sample 10        # call tools against a Prism mock (see --calls)
+    tools/corpus-run --calls --max-ops 30 --sample 30 --seed calls   # call tools against a Prism mock (--calls)
 
 For each spec, in a worker process: codegen.pipeline.generate (in-process) + codegen.write.write into a temporary
 folder; then the generated server runs as a subprocess over stdio (this Python, PYTHONPATH=<out>/src,
