@@ -40,3 +40,29 @@ def test_path_item_ref_gives_each_operation_its_own_tool_name(tmp_path: Path) ->
     _, tools, _ = analyze(Config(spec=str(write_spec(tmp_path, mini_spec(paths)))))
     names = [t.name for t in tools]
     assert len(names) == 2 and len(set(names)) == 2, names
+
+
+def test_required_body_without_given_properties_is_sent_as_empty_object(tmp_path: Path) -> None:
+    # Prism rejected such calls with 422 "Body parameter is required" (Azure, AWS specs in the corpus)
+    from support.generated import GeneratedPackage
+    from support.recorder import recording_upstream
+
+    from conftest import generate_into
+
+    body = {
+        "required": True,
+        "content": {"application/json": {"schema": {"type": "object", "properties": {"a": {"type": "string"}}}}},
+    }
+    paths = {
+        "/things": {"post": op(operationId="make", requestBody=body)},
+        "/other": {"post": op(operationId="opt", requestBody={**body, "required": False})},
+    }
+    out = tmp_path / "reqbody"
+    generate_into(write_spec(tmp_path, {**mini_spec(paths), "servers": [{"url": "http://127.0.0.1:9"}]}), out)
+    package = GeneratedPackage(out)
+    with recording_upstream() as upstream:
+        package.call(upstream.url, "make", {})
+        sent = upstream.last()
+        assert (sent.method, sent.path, sent.body, sent.content_type) == ("POST", "/things", b"{}", "application/json")
+        package.call(upstream.url, "opt", {})
+        assert upstream.last().body == b""  # an optional body stays absent
