@@ -226,7 +226,9 @@ def _string(node: Mapping[str, Any]) -> str:
     fmt = node.get("format")
     low = int(node.get("minLength", 0) or 0)
     high = node.get("maxLength")
-    if isinstance(pattern, str):
+    if node.get("contentEncoding") == "base64":
+        text = FORMATS["byte"]
+    elif isinstance(pattern, str):
         text = _from_regex(pattern)
     elif isinstance(fmt, str) and fmt in FORMATS:
         text = FORMATS[fmt]
