@@ -218,7 +218,7 @@ def _number(node: Mapping[str, Any], integer: bool) -> int | float:
     return int(math.ceil(value)) if integer else value
 
 
-_REGEX_CACHE: dict[str, str] = {}
+_REGEX_CACHE: dict[str, str] = {}  # "low:high:pattern" -> the shortest match hypothesis finds (derandomized)
 
 
 def _string(node: Mapping[str, Any]) -> str:
@@ -229,7 +229,7 @@ def _string(node: Mapping[str, Any]) -> str:
     if node.get("contentEncoding") == "base64":
         text = FORMATS["byte"]
     elif isinstance(pattern, str):
-        text = _from_regex(pattern)
+        text = _from_regex(pattern, low, high if isinstance(high, int) else None)
     elif isinstance(fmt, str) and fmt in FORMATS:
         text = FORMATS[fmt]
     elif fmt in ("int32", "int64", "integer"):
@@ -243,21 +243,22 @@ def _string(node: Mapping[str, Any]) -> str:
     return text
 
 
-def _from_regex(pattern: str) -> str:
-    if pattern not in _REGEX_CACHE:
+def _from_regex(pattern: str, low: int = 0, high: int | None = None) -> str:
+    key = f"{low}:{high}:{pattern}"
+    if key not in _REGEX_CACHE:
         from hypothesis import HealthCheck, find, settings
         from hypothesis import strategies as st
 
         try:
             compiled = re.compile(pattern)
-            _REGEX_CACHE[pattern] = find(
+            _REGEX_CACHE[key] = find(
                 st.from_regex(compiled).filter(lambda s: "\n" not in s and "\r" not in s),
-                lambda s: True,
+                lambda s: low <= len(s) and (high is None or len(s) <= high),
                 settings=settings(derandomize=True, database=None, suppress_health_check=list(HealthCheck)),
             )
         except Exception as exc:  # re.error for ECMA-only syntax, or no example found
             raise NoExample(f"pattern {pattern!r}: {type(exc).__name__}") from None
-    return _REGEX_CACHE[pattern]
+    return _REGEX_CACHE[key]
 
 
 # -- recording proxy ------------------------------------------------------------------------------------------
