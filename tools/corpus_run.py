@@ -434,10 +434,18 @@ def run_all(
         return _Slot(process, parent)
 
     def kill(slot: _Slot) -> None:
-        try:
-            os.killpg(slot.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
+        groups = {slot.process.pid}
+        try:  # Prism (--calls) runs in a session of its own: find it among the worker's descendants
+            import psutil
+
+            groups |= {os.getpgid(c.pid) for c in psutil.Process(slot.process.pid).children(recursive=True)}
+        except Exception:
             pass
+        for group in groups:
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         slot.process.join(10)
         slot.conn.close()
 
