@@ -114,7 +114,8 @@ def test_calls_sample(corpus: None) -> None:
     assert counts.get("accepted", 0) / sent >= 0.99, report
 
 
-@pytest.mark.corpus_full
+@pytest.mark.slow
+@pytest.mark.corpus_full  # also `slow`, so `-m "not slow"` (which replaces the default -m) leaves it out too
 def test_corpus_full(corpus: None) -> None:
     specs = list_specs("--set", "all")
     options: dict[str, Any] = {"validate": False, "list_timeout": 240}
