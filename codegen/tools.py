@@ -130,7 +130,7 @@ def map_tools(
     converter = SchemaConverter(resolver, api.dialect)
     problems: list[Problem] = []
     names = _tool_names(api.operations, resolver, problems)
-    tools = [_tool(op, names[op.at], converter, problems, output_depth, compact) for op in api.operations]
+    tools = [_tool(op, names[op.path, op.method], converter, problems, output_depth, compact) for op in api.operations]
     return tools, problems + converter.problems
 
 
@@ -163,7 +163,7 @@ def _tool_names(operations: tuple[Operation, ...], resolver: Resolver, problems:
             problems.append(
                 resolver.problem(Level.WARNING, f"no operationId; tool named {final!r} after method and path", op.at)
             )
-        names[op.at] = final
+        names[op.path, op.method] = final  # not op.at: path items shared through $ref share their operations' `at`
     return names
 
 
