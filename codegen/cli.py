@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -19,7 +18,7 @@ from . import __version__
 from .config import Config
 from .pipeline import Result, generate
 from .problems import Level, Problem, has_errors, sort_key
-from .render import describe_templates
+from .render import describe_templates, slug
 from .write import check, write
 
 MAX_WARNINGS = 30  # printed without --verbose
@@ -28,7 +27,7 @@ MAX_WARNINGS = 30  # printed without --verbose
 class _DefaultToGenerate(TyperGroup):
     """`mcp-codegen SPEC ...` is short for `mcp-codegen generate SPEC ...`."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
             args = ["generate", *args]
         return super().parse_args(ctx, args)
@@ -67,7 +66,9 @@ def generate_command(
     spec: Annotated[str, typer.Argument(help="OpenAPI document: a file path or an http(s) URL, YAML or JSON.")],
     output: Annotated[
         Path | None,
-        typer.Option("-o", "--output", help="Folder to write the package into. Default: a folder named after the API title."),
+        typer.Option(
+            "-o", "--output", help="Folder to write the package into. Default: a folder named after the API title."
+        ),
     ] = None,
     name: Annotated[
         str | None,
@@ -78,11 +79,15 @@ def generate_command(
     ] = None,
     base_url: Annotated[
         str | None,
-        typer.Option("--base-url", help="Default upstream base URL for the server. Default: the spec's first server URL."),
+        typer.Option(
+            "--base-url", help="Default upstream base URL for the server. Default: the spec's first server URL."
+        ),
     ] = None,
     check_only: Annotated[
         bool,
-        typer.Option("--check", help="Write nothing; exit 1 and show a diff if the folder is not what would be generated."),
+        typer.Option(
+            "--check", help="Write nothing; exit 1 and show a diff if the folder is not what would be generated."
+        ),
     ] = False,
     force: Annotated[
         bool, typer.Option("--force", help="Write into a non-empty folder that mcp-codegen did not generate.")
@@ -100,7 +105,9 @@ def generate_command(
         bool, typer.Option("--no-validate", help="Skip openapi-spec-validator (faster on very large specs).")
     ] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print errors only.")] = False,
-    verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Print every warning and the time of each stage.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("-v", "--verbose", help="Print every warning and the time of each stage.")
+    ] = False,
 ) -> None:
     """Generate an MCP server package from an OpenAPI document.
 
@@ -129,7 +136,7 @@ def generate_command(
     if not result.files or result.project is None:
         typer.echo("error: nothing was generated", err=True)
         raise typer.Exit(1)
-    out = config.output or Path(result.project.dist)
+    out = config.output or Path(slug(result.api.title if result.api else result.project.dist))
     if config.check:
         report = check(out, result.files)
         typer.echo(f"{out}: {report.summary()}", err=report.stale)
@@ -164,7 +171,7 @@ def _print_done(result: Result, out: Path) -> None:
     skipped = f", {errors} skipped" if has_errors(result.problems) else ""
     typer.echo(
         f"generated {len(result.tools)} tools{skipped} into {out}/ ({warnings} warnings)\n"
-        f"  install: pip install ./{out}\n"
+        f"  install: pip install {out if out.is_absolute() else f'./{out}'}\n"
         f"  run:     {result.project.dist}   (stdio; --transport http for streamable HTTP)",
         err=True,
     )

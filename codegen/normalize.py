@@ -91,7 +91,9 @@ class _Normalizer:
         version = self.doc.get("openapi")
         if not isinstance(version, str) or not version.startswith("3."):
             found = f"openapi: {version!r}" if "openapi" in self.doc else "no 'openapi' field"
-            self.problems.append(self.resolver.problem(Level.ERROR, f"not an OpenAPI 3.x document ({found})", self.root))
+            self.problems.append(
+                self.resolver.problem(Level.ERROR, f"not an OpenAPI 3.x document ({found})", self.root)
+            )
             return None, self.problems
         dialect: Dialect = "3.1" if version.startswith("3.1") else "3.0"
         info = self.doc.get("info") if isinstance(self.doc.get("info"), dict) else {}
@@ -203,7 +205,11 @@ class _Normalizer:
             operation_id=operation_id or None,
             summary=_text(op.get("summary")).strip(),
             description=_text(op.get("description")).strip(),
-            tags=tuple(str(t) for t in op.get("tags", ()) if isinstance(t, (str, int))) if isinstance(op.get("tags"), list) else (),
+            tags=(
+                tuple(str(t) for t in op.get("tags", ()) if isinstance(t, (str, int)))
+                if isinstance(op.get("tags"), list)
+                else ()
+            ),
             deprecated=op.get("deprecated") is True,
             parameters=params,
             body=self.body(op.get("requestBody"), at.child("requestBody")) if "requestBody" in op else None,
@@ -213,7 +219,9 @@ class _Normalizer:
             at=at,
         )
 
-    def parameters(self, path: str, item: dict[str, Any], op: dict[str, Any], at: Ref, item_at: Ref) -> tuple[Parameter, ...]:
+    def parameters(
+        self, path: str, item: dict[str, Any], op: dict[str, Any], at: Ref, item_at: Ref
+    ) -> tuple[Parameter, ...]:
         merged: dict[tuple[str, str], Parameter] = {}
         for owner, owner_at, override in ((item, item_at, False), (op, at, True)):
             raw = owner.get("parameters")
@@ -259,7 +267,10 @@ class _Normalizer:
             raise self.skip(f"parameter {name!r} has an unknown location 'in: {location}'", at)
         location = cast(Location, location)
         if location == "header" and name.lower() in IGNORED_HEADERS:
-            self.warn(f"header parameter {name!r} is ignored (OpenAPI: Accept, Content-Type and Authorization are set by the server)", at)
+            self.warn(
+                f"header parameter {name!r} is ignored (OpenAPI: Accept, Content-Type and Authorization are set by the server)",
+                at,
+            )
             return None
         schema: Schema | None = None
         content_type = None
@@ -272,7 +283,11 @@ class _Normalizer:
             schema = Schema(node["schema"], at.child("schema"))
         else:
             self.warn(f"parameter {name!r} has no schema; taken as a string", at)
-        style = node.get("style") if isinstance(node.get("style"), str) else ("form" if location in ("query", "cookie") else "simple")
+        style = (
+            node.get("style")
+            if isinstance(node.get("style"), str)
+            else ("form" if location in ("query", "cookie") else "simple")
+        )
         assert isinstance(style, str)
         explode = node.get("explode") if isinstance(node.get("explode"), bool) else style == "form"
         assert isinstance(explode, bool)
@@ -303,7 +318,7 @@ class _Normalizer:
             return None
         media_type = pick_media_type(content)
         media = content[media_type] if isinstance(content[media_type], dict) else {}
-        encoding = media.get("encoding") if isinstance(media.get("encoding"), dict) else {}
+        encoding: dict[str, Any] = media["encoding"] if isinstance(media.get("encoding"), dict) else {}
         return Body(
             media_type=media_type,
             schema=Schema(media["schema"], at.child("content", media_type, "schema")) if "schema" in media else None,
@@ -311,7 +326,11 @@ class _Normalizer:
             description=_text(node.get("description")).strip(),
             alternatives=tuple(sorted(m for m in content if m != media_type)),
             encoding=tuple(
-                sorted((str(k), str(v["contentType"])) for k, v in encoding.items() if isinstance(v, dict) and isinstance(v.get("contentType"), str))
+                sorted(
+                    (str(k), str(v["contentType"]))
+                    for k, v in encoding.items()
+                    if isinstance(v, dict) and isinstance(v.get("contentType"), str)
+                )
             ),
             at=at,
         )
@@ -337,9 +356,16 @@ class _Normalizer:
                 media = content[media_type]
                 if isinstance(media, dict) and "schema" in media:
                     schema = Schema(media["schema"], response_at.child("content", media_type, "schema"))
-            media_types = tuple(sorted(content, key=lambda m: (json_media_rank(m), m))) if isinstance(content, dict) else ()
+            media_types = (
+                tuple(sorted(content, key=lambda m: (json_media_rank(m), m))) if isinstance(content, dict) else ()
+            )
             yield Response(
-                str(status).upper(), _text(response.get("description")).strip(), media_type, schema, media_types, response_at
+                str(status).upper(),
+                _text(response.get("description")).strip(),
+                media_type,
+                schema,
+                media_types,
+                response_at,
             )
 
     def security(self, node: Any, at: Ref) -> Security:

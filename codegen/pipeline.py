@@ -51,7 +51,9 @@ def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, li
         progress("validating with openapi-spec-validator")
         problems += validate(document, documents.root_uri)
     if str(document.get("swagger", "")).startswith("2"):
-        problems.append(error("Swagger 2.0 documents are not supported yet; convert the spec to OpenAPI 3 first", "/swagger"))
+        problems.append(
+            error("Swagger 2.0 documents are not supported yet; convert the spec to OpenAPI 3 first", "/swagger")
+        )
         return None, [], problems
     resolver = Resolver(documents)
     progress("reading operations")

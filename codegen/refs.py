@@ -77,5 +77,9 @@ class Resolver:
             if target in seen or len(seen) >= MAX_CHAIN:
                 raise RefError(f"$ref cycle through {target.uri}#{target.pointer}", at)
             seen.add(target)
-            node, at = self.get(target), target
+            try:
+                node = self.get(target)
+            except RefError as exc:  # report where the broken $ref is written, not where it points
+                raise RefError(str(exc), at) from None
+            at = target
         return node, at

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from .model import Dialect, Schema
 from .problems import Level, Problem
@@ -27,7 +27,16 @@ SCHEMA_VALUED = ("additionalProperties", "not", "contains", "propertyNames", "if
 SCHEMA_MAPS = ("properties", "patternProperties", "dependentSchemas")
 SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 NUMBERS = ("minimum", "maximum", "multipleOf")
-COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "minContains", "maxContains")
+COUNTS = (
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+    "minContains",
+    "maxContains",
+)
 STRINGS = ("title", "description", "format", "pattern", "contentMediaType", "contentEncoding")
 BOOLEANS = ("uniqueItems", "deprecated", "readOnly", "writeOnly")
 ANY_VALUE = ("const", "default")
@@ -186,7 +195,9 @@ class SchemaConverter:
                     converted[name] = self._node(child, at.child(key, name), direction, refs, sub)
                 out[key] = converted
         if "properties" in out and "required" in out:
-            kept = [r for r in out["required"] if r in out["properties"] or not self._was_hidden(node, r, at, direction)]
+            kept = [
+                r for r in out["required"] if r in out["properties"] or not self._was_hidden(node, r, at, direction)
+            ]
             if kept:
                 out["required"] = kept
             else:
@@ -199,7 +210,9 @@ class SchemaConverter:
         if isinstance(items, (dict, bool)):
             out["items"] = self._node(items, at.child("items"), direction, refs, sub)
         elif isinstance(items, list):  # tuple form (old drafts) -> prefixItems
-            out["prefixItems"] = [self._node(v, at.child("items", i), direction, refs, sub) for i, v in enumerate(items)]
+            out["prefixItems"] = [
+                self._node(v, at.child("items", i), direction, refs, sub) for i, v in enumerate(items)
+            ]
         for key in SCHEMA_LISTS:
             value = node.get(key)
             if key in out:
@@ -258,7 +271,11 @@ class SchemaConverter:
 
     def _was_hidden(self, node: dict[str, Any], name: str, at: Ref, direction: Direction) -> bool:
         props = node.get("properties")
-        return isinstance(props, dict) and name in props and self._hidden(props[name], at.child("properties", name), direction)
+        return (
+            isinstance(props, dict)
+            and name in props
+            and self._hidden(props[name], at.child("properties", name), direction)
+        )
 
     def _discriminator(self, node: dict[str, Any], at: Ref, refs: set[Ref]) -> dict[str, Any]:
         out: dict[str, Any] = {"propertyName": node["propertyName"]}
@@ -296,7 +313,7 @@ def _make_nullable(out: dict[str, Any]) -> None:
         out["anyOf"] = [inner, {"type": "null"}]
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 

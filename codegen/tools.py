@@ -128,12 +128,24 @@ def _tool_names(operations: tuple[Operation, ...], resolver: Resolver, problems:
         raw = op.operation_id or naming.fallback_tool_name(op.method, op.path)
         name = naming.tool_name(raw)
         if len(naming.snake_case(raw)) > naming.MAX_TOOL_NAME:
-            problems.append(resolver.problem(Level.WARNING, f"tool name for {raw!r} is longer than {naming.MAX_TOOL_NAME} characters; shortened to {name!r}", op.at))
+            problems.append(
+                resolver.problem(
+                    Level.WARNING,
+                    f"tool name for {raw!r} is longer than {naming.MAX_TOOL_NAME} characters; shortened to {name!r}",
+                    op.at,
+                )
+            )
         final = naming.unique(name, taken, naming.MAX_TOOL_NAME)
         if final != name:
-            problems.append(resolver.problem(Level.WARNING, f"tool name {name!r} is already used; this operation is named {final!r}", op.at))
+            problems.append(
+                resolver.problem(
+                    Level.WARNING, f"tool name {name!r} is already used; this operation is named {final!r}", op.at
+                )
+            )
         if not op.operation_id:
-            problems.append(resolver.problem(Level.WARNING, f"no operationId; tool named {final!r} after method and path", op.at))
+            problems.append(
+                resolver.problem(Level.WARNING, f"no operationId; tool named {final!r} after method and path", op.at)
+            )
         names[op.at] = final
     return names
 
@@ -183,7 +195,9 @@ def _failure(response: Response) -> str:
 # -- input ------------------------------------------------------------------------------------------
 def _input(op: Operation, converter: SchemaConverter) -> tuple[dict[str, Any], tuple[ArgPlan, ...], Any]:
     defs: dict[str, Any] = {}
-    entries: list[tuple[str, str, dict[str, Any], bool, Parameter | None]] = []  # (wire, location, schema, required, param)
+    entries: list[tuple[str, str, dict[str, Any], bool, Parameter | None]] = (
+        []
+    )  # (wire, location, schema, required, param)
     for param in op.parameters:
         if param.schema is not None:
             schema, used = converter.convert(param.schema, "input")
@@ -202,12 +216,14 @@ def _input(op: Operation, converter: SchemaConverter) -> tuple[dict[str, Any], t
             defs.update(used)
         shape = _object_shape(body_schema, defs, converter) if _flattenable(op.body) else None
         if shape is not None:
-            props, required = shape
+            props, body_required = shape
             for prop, schema in props.items():
-                entries.append((prop, "body", schema, prop in required, None))
+                entries.append((prop, "body", schema, prop in body_required, None))
         else:
             body_arg_wire = "body"
-            entries.append(("body", "body-whole", _describe(body_schema, op.body.description, False), op.body.required, None))
+            entries.append(
+                ("body", "body-whole", _describe(body_schema, op.body.description, False), op.body.required, None)
+            )
 
     counts = Counter(naming.arg_name(wire) for wire, *_ in entries)
     taken: set[str] = set()
@@ -215,7 +231,7 @@ def _input(op: Operation, converter: SchemaConverter) -> tuple[dict[str, Any], t
     required: list[str] = []
     args: list[ArgPlan] = []
     body_arg = None
-    for wire, location, schema, is_required, param in entries:
+    for wire, location, schema, is_required, declared in entries:
         base = naming.arg_name(wire)
         if counts[base] > 1:
             base = f"{base}__{'body' if location.startswith('body') else location}"
@@ -225,8 +241,18 @@ def _input(op: Operation, converter: SchemaConverter) -> tuple[dict[str, Any], t
             required.append(key)
         if location == "body-whole":
             body_arg = key
-        elif param is not None:
-            args.append(ArgPlan(key, wire, location, param.style, param.explode, param.allow_reserved, param.content_type))
+        elif declared is not None:
+            args.append(
+                ArgPlan(
+                    key,
+                    wire,
+                    location,
+                    declared.style,
+                    declared.explode,
+                    declared.allow_reserved,
+                    declared.content_type,
+                )
+            )
         else:
             args.append(ArgPlan(key, wire, "body"))
     if op.body is not None:
@@ -256,12 +282,24 @@ def _flattenable(body: Body) -> bool:
     return json_media_rank(body.media_type) <= 3  # JSON and forms: properties become arguments
 
 
-def _object_shape(schema: dict[str, Any], defs: dict[str, Any], converter: SchemaConverter, depth: int = 0) -> tuple[dict[str, Any], list[str]] | None:
+def _object_shape(
+    schema: dict[str, Any], defs: dict[str, Any], converter: SchemaConverter, depth: int = 0
+) -> tuple[dict[str, Any], list[str]] | None:
     """Properties and required names of a plain object schema (through $ref and allOf), else None."""
     if depth > 16:
         return None
     schema = converter.resolve_converted(schema, defs)
-    if set(schema) - {"type", "properties", "required", "description", "title", "allOf", "additionalProperties", "examples", "discriminator"}:
+    if set(schema) - {
+        "type",
+        "properties",
+        "required",
+        "description",
+        "title",
+        "allOf",
+        "additionalProperties",
+        "examples",
+        "discriminator",
+    }:
         return None  # anyOf/oneOf/not/...: the body stays one argument
     if schema.get("type", "object") != "object":
         return None
@@ -335,7 +373,9 @@ def _refs_in(node: Any) -> Iterator[str]:
                 if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
                     yield value[len("#/$defs/") :]
                 elif key == "mapping" and isinstance(value, dict):
-                    yield from (v[len("#/$defs/") :] for v in value.values() if isinstance(v, str) and v.startswith("#/$defs/"))
+                    yield from (
+                        v[len("#/$defs/") :] for v in value.values() if isinstance(v, str) and v.startswith("#/$defs/")
+                    )
                 else:
                     stack.append(value)
         elif isinstance(current, list):

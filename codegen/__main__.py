@@ -1,0 +1,5 @@
+"""`python -m codegen` is the `mcp-codegen` command."""
+
+from .cli import main
+
+main()

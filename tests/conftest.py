@@ -1,0 +1,50 @@
+"""Shared helpers: generate packages from specs with the real pipeline, in temporary folders."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from codegen.config import Config
+from codegen.pipeline import Result, generate
+from codegen.write import write
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+PETSTORE = FIXTURES / "petstore.yaml"
+
+
+def generate_into(spec: Path | str, out: Path, **options: Any) -> Result:
+    """Run the whole pipeline and write the package, as the CLI does; fail on write problems."""
+    result = generate(Config(spec=str(spec), output=out, **options))
+    assert result.files, [str(p) for p in result.problems]
+    assert write(out, result.files, force=False) == []
+    return result
+
+
+def write_spec(tmp_path: Path, spec: dict[str, Any], name: str = "spec.yaml") -> Path:
+    path = tmp_path / name
+    text = json.dumps(spec) if name.endswith(".json") else yaml.safe_dump(spec, sort_keys=False)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def mini_spec(paths: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """A minimal OpenAPI 3.0 document around `paths`."""
+    return {"openapi": "3.0.3", "info": {"title": "Mini", "version": "1.0"}, "paths": paths, **extra}
+
+
+@pytest.fixture(scope="session")
+def petstore_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The petstore fixture generated once per test session (folder `petstore`)."""
+    out = tmp_path_factory.mktemp("generated") / "petstore"
+    generate_into(PETSTORE, out)
+    yield out
+
+
+collect_ignore_glob = ["golden/*"]  # generated packages kept for comparison, with tests of their own

@@ -1,0 +1,170 @@
+"""End to end: the generated petstore package installed in a fresh venv, served over stdio and HTTP, driven
+by the official MCP client and by the MCP Inspector CLI, forwarding to a Prism mock of the same spec."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import mcp.types as types
+import pytest
+from mcp import Client, MCPError, StdioServerParameters
+
+from conftest import PETSTORE
+from support.inspector import run_inspector
+from support.prism import prism_server
+
+pytestmark = pytest.mark.slow
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module")
+def server_bin(petstore_package: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`pip install ./petstore` into a new virtual environment; returns its console script."""
+    venv = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    pip = subprocess.run(
+        [str(venv / "bin/pip"), "install", "--disable-pip-version-check", "-q", str(petstore_package)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    return venv / "bin" / "petstore"
+
+
+@pytest.fixture(scope="module")
+def prism_url() -> Iterator[str]:
+    with prism_server(PETSTORE) as url:
+        yield url
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def text_of(result: types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+def test_generated_code_is_formatted_typed_and_its_tests_pass(petstore_package: Path) -> None:
+    black = subprocess.run(
+        [str(BIN / "black"), "--check", "-q", "src", "tests"], cwd=petstore_package, capture_output=True, text=True
+    )
+    assert black.returncode == 0, black.stderr
+    mypy = subprocess.run(
+        [str(BIN / "mypy"), "--strict", "--no-incremental", "src"],
+        cwd=petstore_package,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert mypy.returncode == 0, mypy.stdout
+    env = {**os.environ, "PYTHONPATH": str(petstore_package / "src")}
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=petstore_package,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert tests.returncode == 0, tests.stdout[-3000:]
+    assert " passed" in tests.stdout
+
+
+@pytest.mark.anyio
+async def test_stdio_against_prism(server_bin: Path, prism_url: str) -> None:
+    params = StdioServerParameters(command=str(server_bin), env={"PETSTORE_BASE_URL": prism_url})
+    async with Client(params, mode="legacy") as client:
+        tools = (await client.list_tools()).tools
+        assert len(tools) == 20
+        by_name = {t.name: t for t in tools}
+        assert by_name["get_order_by_id"].annotations is not None
+        assert by_name["get_order_by_id"].annotations.read_only_hint is True
+
+        order = await client.call_tool("get_order_by_id", {"orderId": 1})  # GET
+        assert not order.is_error, text_of(order)
+        assert order.structured_content is not None and order.structured_content["status"] == "placed"
+        assert json.loads(text_of(order)) == order.structured_content
+
+        placed = await client.call_tool(
+            "place_order", {"petId": 7, "quantity": 2, "status": "placed"}
+        )  # POST, JSON body
+        assert not placed.is_error, text_of(placed)
+        assert placed.structured_content is not None and set(placed.structured_content) >= {"id", "petId", "quantity"}
+
+        deleted = await client.call_tool("delete_order", {"orderId": 1})  # DELETE: the spec declares only 400/404
+        assert deleted.is_error and text_of(deleted).startswith("HTTP 400")
+
+        missing = await client.call_tool("get_order_by_id", {})
+        assert missing.is_error and "orderId" in text_of(missing)
+
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("no_such_tool", {})
+        assert caught.value.error.code == -32602
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.anyio
+async def test_streamable_http_against_prism(server_bin: Path, prism_url: str) -> None:
+    port = free_port()
+    env = {**os.environ, "PETSTORE_BASE_URL": prism_url}
+    proc = subprocess.Popen(
+        [str(server_bin), "--transport", "http", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            time.sleep(0.1)
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            assert len((await client.list_tools()).tools) == 20
+            order = await client.call_tool("get_order_by_id", {"orderId": 3})
+            assert not order.is_error and order.structured_content is not None
+            assert order.structured_content["status"] == "placed"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_inspector_cli_lists_and_calls(server_bin: Path, prism_url: str) -> None:
+    env_arg = ["-e", f"PETSTORE_BASE_URL={prism_url}"]
+    listed = run_inspector([*env_arg, str(server_bin), "--method", "tools/list"])
+    assert listed.returncode == 0, listed.stderr
+    assert len(json.loads(listed.stdout)["tools"]) == 20
+    called = run_inspector(
+        [
+            *env_arg,
+            str(server_bin),
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "get_order_by_id",
+            "--tool-arg",
+            "orderId=2",
+        ]
+    )
+    assert called.returncode == 0, called.stderr
+    result = json.loads(called.stdout)
+    assert not result.get("isError") and result["structuredContent"]["status"] == "placed"
