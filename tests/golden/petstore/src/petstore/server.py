@@ -99,6 +99,11 @@ def build_server(
 ) -> Server[Any]:
     """The MCP server. `transport` replaces the network (tests pass an httpx.MockTransport)."""
     settings = settings or Settings.from_env()
+    for noisy in (
+        "httpx",
+        "httpcore",
+    ):  # they would log request URLs, which may carry an API key
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     tools = load_tools()
     routes, security = load_routes()
     schemas = {tool.name: tool.input_schema for tool in tools}
@@ -465,11 +470,6 @@ def configure_logging(level: str) -> None:
         raise SystemExit(
             f"unknown log level {level!r} (use DEBUG, INFO, WARNING or ERROR)"
         ) from None
-    for noisy in (
-        "httpx",
-        "httpcore",
-    ):  # they would log request URLs, which may carry an API key
-        logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
