@@ -434,12 +434,11 @@ async def test_retries_are_bounded_and_only_for_idempotent_methods(
     async with Client(server, mode="legacy") as client:
         got = await client.call_tool("get_item", {"item_id": "1"})
         put = await client.call_tool("put_item", {"item_id": "1"})
-        post = await client.call_tool(
-            "create_item", {"id": 1, "name": "x"} if False else {"body": {"id": 1, "name": "x"}}
-        )
+        post = await client.call_tool("create_item", {"id": 1, "name": "x"})
     assert got.is_error and put.is_error and "503" in text_of(got)
     assert [r.method for r in upstream.for_path("/items/1")] == ["GET"] * 3 + ["PUT"] * 3
-    assert post.is_error and len(upstream.for_path("/items")) <= 1
+    assert post.is_error and "503" in text_of(post) and len(upstream.for_path("/items")) == 1
+    assert json.loads(upstream.for_path("/items")[0].body) == {"id": 1, "name": "x"}
 
 
 @pytest.mark.anyio
@@ -472,6 +471,30 @@ async def test_rate_limit_spaces_requests(server_module: ModuleType, upstream: U
             assert not (await client.call_tool("get_item", {"item_id": "1"})).is_error
     times = [r.at for r in upstream.requests]
     assert times[2] - times[0] >= 0.3  # 5 per second: 0.2 s apart
+
+
+@pytest.mark.anyio
+async def test_connection_pool_limit(server_module: ModuleType, upstream: Upstream) -> None:
+    upstream.script("/items/1", Answer(200, JSON, b'{"id": 1, "name": "one"}', delay=0.4))
+    async with Client(make(server_module, upstream, max_connections=1), mode="legacy") as client:
+        async with anyio.create_task_group() as group:
+            for _ in range(2):
+                group.start_soon(client.call_tool, "get_item", {"item_id": "1"})
+    first, second = upstream.requests
+    assert second.at - first.at >= 0.35  # one connection: the second request waited for the first answer
+
+
+@pytest.mark.anyio
+async def test_long_call_reports_progress(server_module: ModuleType, upstream: Upstream) -> None:
+    upstream.script("/items/1", Answer(200, JSON, b'{"id": 1, "name": "one"}', delay=2.5))
+    messages: list[str] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        messages.append(message or "")
+
+    async with Client(make(server_module, upstream), mode="legacy") as client:
+        result = await client.call_tool("get_item", {"item_id": "1"}, progress_callback=on_progress)
+    assert not result.is_error and messages == ["waiting for the API (2 s)"]
 
 
 # -- responses ----------------------------------------------------------------------------------------

@@ -132,9 +132,9 @@ def http_error(reply: Reply) -> types.CallToolResult:
         text = text[:ERROR_BODY_LIMIT] + f"\n[truncated: {size} in all]"
     message = f"HTTP {reply.status} {reply.reason}".rstrip()
     return failure(
-        f"The API answered {message}\n{text}"
+        f"{message} from the API:\n{text}"
         if text.strip()
-        else f"The API answered {message}"
+        else f"{message} from the API."
     )
 
 
