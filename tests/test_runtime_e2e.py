@@ -33,6 +33,7 @@ from mcp import Client
 from conftest import generate_into, write_spec
 from support.upstream import Answer, Upstream, upstream_server
 
+pytestmark = pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
 PKG = "rtapi"
 PREFIX = "RTAPI"
 JSON = {"Content-Type": "application/json"}

@@ -91,17 +91,30 @@ def sample(schema: Any, defs: dict[str, Any], depth: int = 0) -> Any:
         if schema.get(key):
             return sample(schema[key][0], defs, depth + 1)
     if schema.get("allOf"):
+        notes = {
+            "description",
+            "title",
+            "default",
+            "examples",
+            "deprecated",
+            "readOnly",
+            "writeOnly",
+        }
+        parts = [
+            p for p in schema["allOf"] if not isinstance(p, dict) or set(p) - notes
+        ] or [{}]
+        values = [sample(part, defs, depth + 1) for part in parts]
+        if not all(isinstance(value, dict) for value in values):
+            return next(value for value in values if not isinstance(value, dict))
         merged: dict[str, Any] = {}
-        for part in schema["allOf"]:
-            value = sample(part, defs, depth + 1)
-            if isinstance(value, dict):
-                merged.update(value)
+        for value in values:
+            merged.update(value)
         return merged
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
     if kind == "integer" or kind == "number":
-        low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
+        low: Any = schema.get("minimum", schema.get("exclusiveMinimum", 0))
         return int(low) + 1 if kind == "integer" else float(low) + 1
     if kind == "boolean":
         return True
@@ -117,7 +130,60 @@ def sample(schema: Any, defs: dict[str, Any], depth: int = 0) -> Any:
         }
     if kind == "null":
         return None
+    if isinstance(schema.get("pattern"), str):
+        matching = from_pattern(schema["pattern"])
+        if matching is not None:
+            return matching
     return "x" * max(1, schema.get("minLength", 1))
+
+
+def from_pattern(pattern: str) -> str | None:
+    """A string matching a simple regular expression (literals, classes, counts); None when too complex."""
+    body = pattern[1:] if pattern.startswith("^") else pattern
+    body = body[:-1] if body.endswith("$") and not body.endswith("\\$") else body
+    out, i = [], 0
+    try:
+        while i < len(body):
+            char = body[i]
+            if char == "\\":
+                atom, i = {"d": "0", "w": "a", "s": " "}.get(
+                    body[i + 1], body[i + 1]
+                ), i + 2
+            elif char == "[":
+                end = body.index("]", i + 2)
+                inside = body[i + 1 : end]
+                if inside.startswith("^"):
+                    return None
+                atom, i = ("0" if inside.startswith("\\d") else inside[0]), end + 1
+            elif char == "(":
+                end = body.index(")", i)
+                group = body[i + 1 : end].removeprefix("?:").split("|")[0]
+                if "(" in group:
+                    return None
+                inner = from_pattern(f"^{group}$")
+                if inner is None:
+                    return None
+                atom, i = inner, end + 1
+            elif char == ".":
+                atom, i = "a", i + 1
+            elif char in ").|*+?{}":
+                return None
+            else:
+                atom, i = char, i + 1
+            count = 1
+            if i < len(body) and body[i] in "*+?":
+                i += 1  # one occurrence satisfies *, + and ?
+            elif i < len(body) and body[i] == "{":
+                end = body.index("}", i)
+                count, i = int(body[i + 1 : end].split(",")[0] or 0), end + 1
+            out.append(atom * count)
+    except (IndexError, ValueError):
+        return None
+    candidate = "".join(out)
+    try:
+        return candidate if re.search(pattern, candidate) else None
+    except re.error:
+        return None
 
 
 def arguments_for(tool: dict[str, Any]) -> dict[str, Any]:
@@ -130,7 +196,7 @@ def arguments_for(tool: dict[str, Any]) -> dict[str, Any]:
 
 
 def path_pattern(template: str) -> re.Pattern[str]:
-    parts = re.split(r"{[^}]+}", template)
+    parts = re.split(r"{[^}]+}", template.split("#", 1)[0])  # a fragment is never sent
     return re.compile("^" + "[^/?#]+".join(re.escape(p) for p in parts) + "$")
 
 
@@ -241,15 +307,35 @@ def tool_for(key: str) -> dict[str, Any] | None:
     return None
 
 
+def alternative_with(key: str) -> tuple[dict[str, Any], list[str]] | None:
+    """A tool and one of its alternatives using `key` that an earlier alternative would not pre-empt."""
+    for tool in TOOLS:
+        earlier: list[set[str]] = []
+        for alt in ROUTES[tool["name"]].get("security", []):
+            kinds = [SCHEMES.get(k, {}).get("kind", "unsupported") for k in alt]
+            # schemes that would all need the Authorization header cannot be combined on the wire
+            usable = (
+                "unsupported" not in kinds
+                and sum(kind != "apiKey" for kind in kinds) <= 1
+            )
+            if key in alt and usable and not any(e <= set(alt) for e in earlier):
+                return tool, list(alt)
+            earlier.append(set(alt))
+    return None
+
+
 async def test_each_security_scheme_is_applied_as_declared() -> None:
     checked = []
-    for key, scheme in SCHEMES.items():
-        tool = tool_for(key)
-        if tool is None or scheme["kind"] == "unsupported":
+    for key in SCHEMES:
+        found = alternative_with(key)
+        if found is None:
             continue
+        tool, alternative = found
+        envs = [SCHEMES[k]["env"] for k in alternative]
         secrets = {
             v: SECRETS[v]
-            for k, v in scheme["env"].items()
+            for env in envs
+            for k, v in env.items()
             if k in ("token", "username", "password")
         }
         recorder = Recorder()
@@ -258,11 +344,12 @@ async def test_each_security_scheme_is_applied_as_declared() -> None:
         ) as client:
             result = await client.call_tool(tool["name"], arguments_for(tool))
         assert not result.is_error, text_of(result)
-        assert len(recorder.requests) == 1 and carries(
-            recorder.requests[0], key, secrets
+        assert len(recorder.requests) == 1 and all(
+            carries(recorder.requests[0], k, secrets) for k in alternative
         ), key
         checked.append(key)
-    assert checked
+    usable = [k for k, s in SCHEMES.items() if s["kind"] != "unsupported"]
+    assert checked or not usable
 
 
 async def test_client_credentials_token_is_fetched_once_and_reused() -> None:
@@ -342,22 +429,44 @@ async def test_one_audit_line_per_call(caplog: pytest.LogCaptureFixture) -> None
     assert "retries=0" in lines[0] and "ms=" in lines[0]
 
 
+def wrong_value(schema: Any, defs: dict[str, Any]) -> Any:
+    """A value `schema` rejects for its type or enum; None when it accepts anything."""
+    for _ in range(8):
+        if not isinstance(schema, dict):
+            return None
+        if "$ref" in schema:
+            schema = defs.get(schema["$ref"].rsplit("/", 1)[-1], {})
+        elif isinstance(schema.get("allOf"), list) and len(schema["allOf"]) == 1:
+            schema = schema["allOf"][0]
+        else:
+            break
+    kinds = schema.get("type") if isinstance(schema, dict) else None
+    kinds = [kinds] if isinstance(kinds, str) else kinds
+    if not kinds:
+        return (
+            "surely-not-an-allowed-value"
+            if isinstance(schema, dict) and schema.get("enum")
+            else None
+        )
+    for value, kind in (
+        ("text", "string"),
+        (1.5, "number"),
+        (True, "boolean"),
+        ([1], "array"),
+        ({"a": 1}, "object"),
+    ):
+        if kind not in kinds:
+            return value
+    return None
+
+
 async def test_arguments_of_the_wrong_type_are_listed_field_by_field() -> None:
-    wrong = {
-        "string": 12345,
-        "integer": "not-a-number",
-        "number": "NaN?",
-        "boolean": "yes",
-        "array": 7,
-        "object": 7,
-    }
     tool, arguments = None, {}
     for candidate in TOOLS:
-        props = candidate["inputSchema"].get("properties", {})
+        schema = candidate["inputSchema"]
+        props, defs = schema.get("properties", {}), schema.get("$defs", {})
         arguments = {
-            k: wrong[p["type"]]
-            for k, p in props.items()
-            if isinstance(p.get("type"), str) and p["type"] in wrong
+            k: v for k, p in props.items() if (v := wrong_value(p, defs)) is not None
         }
         if arguments:
             tool = candidate
@@ -536,7 +645,9 @@ async def test_off_spec_json_still_reaches_the_client() -> None:
     """The official client raises when structured content breaks the output schema: it never does here."""
     tool = next(t for t in TOOLS if t.get("outputSchema"))
     props = tool["outputSchema"].get("properties", {})
-    odd = {key: {"unexpected": [1, "two"]} for key in props} | {"extra": "kept"}
+    odd = {key: {"unexpected": [1, "two"]} for key in props} | {
+        "extra": {"unexpected": "kept"}
+    }
     recorder = Recorder(status=200, body=json.dumps(odd).encode())
     async with Client(server(recorder), mode="legacy") as client:
         result = await client.call_tool(tool["name"], arguments_for(tool))
