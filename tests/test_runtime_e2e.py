@@ -323,6 +323,11 @@ async def test_secrets_never_in_results_or_logs(
             result = await client.call_tool(tool, {})
             assert result.is_error and "403" in text_of(result) and "***" in text_of(result)
             assert not any(s in text_of(result) for s in SECRETS.values() if len(s) > 5)
+    upstream.script("/auth/bearer", Answer(200, JSON, echo))  # a successful answer echoing a key
+    async with Client(make(server_module, upstream), mode="legacy") as client:
+        echoed = await client.call_tool("auth_bearer", {})
+    assert not echoed.is_error and "bearer-secret-4" not in text_of(echoed) + json.dumps(echoed.structured_content)
+    assert "***" in json.dumps(echoed.structured_content)
     leaked = [line for line in caplog.text.splitlines() if any(s in line for s in SECRETS.values() if len(s) > 5)]
     assert not leaked
 

@@ -276,11 +276,7 @@ def build_server(
             wrap=route.wrap_result,
             check=outputs.first_level_failures,
         )
-        if result.is_error:
-            block = result.content[0]
-            if isinstance(block, types.TextContent):
-                block.text = auth.redact(block.text)
-        return result, reply.status, reply.retries
+        return masked(result, auth), reply.status, reply.retries
 
     server: Server[Any] = Server(
         NAME,
@@ -293,6 +289,21 @@ def build_server(
         "logging/setLevel", types.SetLevelRequestParams, set_level
     )
     return server
+
+
+def masked(result: types.CallToolResult, auth: Auth) -> types.CallToolResult:
+    """`result` with every configured secret replaced by *** (an API may echo a key back)."""
+    found = False
+    for block in result.content:
+        if isinstance(block, types.TextContent):
+            redacted = auth.redact(block.text)
+            found = found or redacted != block.text
+            block.text = redacted
+    if found and result.structured_content is not None:
+        result.structured_content = json.loads(
+            auth.redact(json.dumps(result.structured_content))
+        )
+    return result
 
 
 async def with_heartbeat(progress: Progress, work: Awaitable[Any]) -> Any:
