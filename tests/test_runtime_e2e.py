@@ -75,6 +75,7 @@ RUNTIME_SPEC: dict[str, Any] = {
                 "type": "oauth2",
                 "flows": {"clientCredentials": {"tokenUrl": "/oauth/token", "scopes": {"read": "read"}}},
             },
+            "mtls": {"type": "mutualTLS"},
             "oidc": {
                 "type": "openIdConnect",
                 "openIdConnectUrl": "http://127.0.0.1:9/.well-known/openid-configuration",
@@ -131,6 +132,7 @@ RUNTIME_SPEC: dict[str, Any] = {
         "/auth/either": {"get": op("authEither", [{"hdrKey": []}, {"bearer": []}])},
         "/auth/both": {"get": op("authBoth", [{"hdrKey": [], "bearer": []}])},
         "/auth/default": {"get": op("authDefault")},
+        "/auth/mtls": {"get": op("authMtls", [{"mtls": []}])},
     },
 }
 SECRETS = {
@@ -277,6 +279,9 @@ async def test_missing_credentials_name_the_variables(server_module: ModuleType,
         for tool, variables in expected.items():
             result = await client.call_tool(tool, {})
             assert result.is_error and all(v in text_of(result) for v in variables), text_of(result)
+        unsupported = await client.call_tool("auth_mtls", {})
+        assert unsupported.is_error and "cannot be called by this server" in text_of(unsupported)
+        assert "'mtls' of type mutualTLS is not supported" in text_of(unsupported)
     assert upstream.requests == []
 
 
@@ -672,3 +677,31 @@ async def test_http_transport_token_health_and_statelessness(package: Path, upst
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.mark.slow
+def test_generated_runtime_package_is_formatted_typed_and_its_tests_pass(package: Path) -> None:
+    """The package with every kind of security scheme: black, mypy --strict, and its own tests."""
+    bin_dir = Path(sys.executable).parent
+    black = subprocess.run(
+        [str(bin_dir / "black"), "--check", "-q", "src", "tests"], cwd=package, capture_output=True, text=True
+    )
+    assert black.returncode == 0, black.stderr
+    mypy = subprocess.run(
+        [str(bin_dir / "mypy"), "--strict", "--no-incremental", "src", "tests"],
+        cwd=package,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert mypy.returncode == 0, mypy.stdout
+    env = {**os.environ, "PYTHONPATH": str(package / "src")}
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=package,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert tests.returncode == 0 and " passed" in tests.stdout, tests.stdout[-3000:]

@@ -195,6 +195,15 @@ def arguments_for(tool: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def callable_here(tool: dict[str, Any]) -> bool:
+    """False for a tool whose every security alternative needs a scheme this server cannot apply."""
+    alternatives = ROUTES[tool["name"]].get("security") or [{}]
+    return any(
+        all(SCHEMES.get(k, {}).get("kind") not in (None, "unsupported") for k in alt)
+        for alt in alternatives
+    )
+
+
 def path_pattern(template: str) -> re.Pattern[str]:
     parts = re.split(r"{[^}]+}", template.split("#", 1)[0])  # a fragment is never sent
     return re.compile("^" + "[^/?#]+".join(re.escape(p) for p in parts) + "$")
@@ -217,7 +226,7 @@ async def test_every_tool_sends_its_operation(mode: str) -> None:
     recorder = Recorder(status=204)
     failures = []
     async with Client(server(recorder), mode=mode) as client:
-        for tool in TOOLS:
+        for tool in filter(callable_here, TOOLS):
             route = ROUTES[tool["name"]]
             recorder.requests.clear()
             result = await client.call_tool(tool["name"], arguments_for(tool))
@@ -390,7 +399,9 @@ async def test_missing_credentials_name_the_variable_and_send_nothing() -> None:
     tool = next(
         t
         for t in TOOLS
-        if ROUTES[t["name"]].get("security") and all(ROUTES[t["name"]]["security"])
+        if ROUTES[t["name"]].get("security")
+        and all(ROUTES[t["name"]]["security"])
+        and callable_here(t)
     )
     recorder = Recorder()
     async with Client(server(recorder, credentials={}), mode="legacy") as client:
@@ -408,9 +419,15 @@ async def test_secrets_never_reach_results_or_logs(
     async with Client(server(recorder), mode="legacy") as client:
         for tool in TOOLS:
             if ROUTES[tool["name"]].get("security"):
+                sent = len(recorder.requests)
                 result = await client.call_tool(tool["name"], arguments_for(tool))
-                assert result.is_error and "***" in text_of(result)
-                assert not any(secret in text_of(result) for secret in SECRETS.values())
+                assert result.is_error and not any(
+                    secret in text_of(result) for secret in SECRETS.values()
+                )
+                if (
+                    len(recorder.requests) > sent
+                ):  # the API's answer echoed every secret
+                    assert "***" in text_of(result)
     assert not any(secret in caplog.text for secret in SECRETS.values())
 
 

@@ -103,9 +103,20 @@ class Auth:
                 chosen = alternative
                 break
             missing.append(" and ".join(dict.fromkeys(lacking)))
+            if any(m.startswith("(") for m in lacking):
+                missing[-1] = "; ".join(
+                    m.strip("()") for m in lacking if m.startswith("(")
+                )
+                missing[-1] = f"({missing[-1]})"
         if chosen is None:
             if any(not alternative for alternative in security):
                 return request  # authentication is optional for this operation
+            if all(m.startswith("(") for m in missing):
+                raise AuthError(
+                    "This operation cannot be called by this server: "
+                    + "; ".join(m.strip("()") for m in missing)
+                    + "."
+                )
             raise AuthError(
                 "This operation needs credentials that are not configured: set "
                 + " or ".join(missing)
