@@ -36,6 +36,7 @@ class Parameter:
     deprecated: bool
     content_type: str | None  # the media type when the parameter is declared with `content`
     at: Ref
+    examples: tuple[Any, ...] = ()  # the parameter's own `example` / `examples` values
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +48,8 @@ class Body:
     alternatives: tuple[str, ...]  # the other media types the operation accepts
     encoding: tuple[tuple[str, str], ...]  # multipart/form: property -> content type
     at: Ref
+    examples: tuple[Any, ...] = ()  # the media type's `example` / `examples` values
+    encoding_styles: tuple[tuple[str, str, bool], ...] = ()  # form/multipart: property -> (style, explode)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,27 @@ import unicodedata
 
 MAX_TOOL_NAME = 64
 MAX_ARG_NAME = 64
+ARG_NAME_RULE = "^[a-zA-Z0-9_.-]{1,64}$"
+FOLD = str.maketrans(
+    {
+        "ß": "ss",
+        "æ": "ae",
+        "Æ": "AE",
+        "ø": "o",
+        "Ø": "O",
+        "œ": "oe",
+        "Œ": "OE",
+        "đ": "d",
+        "Đ": "D",
+        "ł": "l",
+        "Ł": "L",
+        "þ": "th",
+        "Þ": "Th",
+        "ð": "d",
+        "Ð": "D",
+        "ı": "i",
+    }
+)
 
 
 def snake_case(text: str) -> str:
@@ -26,7 +47,8 @@ def snake_case(text: str) -> str:
 
 def ascii_fold(text: str) -> str:
     """Drop accents (`café` -> `cafe`); characters with no ASCII form are left to the caller's rules."""
-    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    folded = unicodedata.normalize("NFKD", text.translate(FOLD))
+    return folded.encode("ascii", "ignore").decode("ascii")
 
 
 def fallback_tool_name(method: str, path: str) -> str:
@@ -60,7 +82,9 @@ def arg_name(wire: str) -> str:
     if re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", wire):
         return wire
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", ascii_fold(wire)).strip("_.-")
-    return shorten(safe or "arg", MAX_ARG_NAME)
+    if not re.search(r"[A-Za-z0-9]", safe):  # nothing readable left (e.g. a name in another script)
+        safe = "arg_" + hashlib.sha1(wire.encode()).hexdigest()[:6]
+    return shorten(safe, MAX_ARG_NAME)
 
 
 def unique(name: str, taken: set[str], limit: int) -> str:

@@ -306,6 +306,7 @@ class _Normalizer:
             deprecated=node.get("deprecated") is True,
             content_type=content_type,
             at=at,
+            examples=_examples(node),
         )
 
     def body(self, node: Any, at: Ref) -> Body | None:
@@ -319,6 +320,12 @@ class _Normalizer:
         media_type = pick_media_type(content)
         media = content[media_type] if isinstance(content[media_type], dict) else {}
         encoding: dict[str, Any] = media["encoding"] if isinstance(media.get("encoding"), dict) else {}
+        styles = []
+        for key, value in sorted(encoding.items()):
+            if isinstance(value, dict) and ("style" in value or "explode" in value):
+                style = value.get("style") if isinstance(value.get("style"), str) else "form"
+                explode = value.get("explode") if isinstance(value.get("explode"), bool) else style == "form"
+                styles.append((str(key), str(style), bool(explode)))
         return Body(
             media_type=media_type,
             schema=Schema(media["schema"], at.child("content", media_type, "schema")) if "schema" in media else None,
@@ -333,6 +340,8 @@ class _Normalizer:
                 )
             ),
             at=at,
+            examples=_examples(media),
+            encoding_styles=tuple(styles),
         )
 
     def responses(self, node: Any, at: Ref) -> Iterator[Response]:
@@ -381,6 +390,16 @@ class _Normalizer:
                     )
                 )
         return tuple(alternatives)
+
+
+def _examples(node: dict[str, Any]) -> tuple[Any, ...]:
+    """`example`, or the values of `examples` (a map of Example objects), in key order."""
+    if "example" in node:
+        return (node["example"],)
+    examples = node.get("examples")
+    if isinstance(examples, dict):
+        return tuple(e["value"] for _, e in sorted(examples.items()) if isinstance(e, dict) and "value" in e)
+    return ()
 
 
 def _text(value: Any) -> str:

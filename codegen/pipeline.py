@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import __version__
+from .clients import client_setup
 from .config import Config
 from .format import format_files
 from .load import load
@@ -19,7 +20,9 @@ from .normalize import normalize
 from .problems import Problem, error, has_errors
 from .refs import Resolver
 from .render import Project, render, slug
+from .select import apply_overrides, select_operations
 from .tools import ToolSpec, map_tools
+from .upgrade import PointerMap, is_swagger2, upgrade
 from .validate import validate
 from .write import with_manifest
 
@@ -34,6 +37,17 @@ class Result:
 
 
 Progress = Callable[[str], None]
+# openapi-spec-validator needs ~15-50 s on GitHub's 1,200 operations; above this it runs only when asked.
+# Nothing generated depends on it (its findings are warnings; normalize reports what it cannot use).
+VALIDATE_MAX_OPERATIONS = 400
+METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
+
+
+def _operation_count(document: Any) -> int:
+    paths = document.get("paths") if isinstance(document, dict) else None
+    if not isinstance(paths, dict):
+        return 0
+    return sum(len(METHODS.intersection(item)) for item in paths.values() if isinstance(item, dict))
 
 
 def _quiet(_: str) -> None:
@@ -41,30 +55,50 @@ def _quiet(_: str) -> None:
 
 
 def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, list[ToolSpec], list[Problem]]:
-    """The spec's tools, without rendering: load, validate, normalize, map."""
+    """The spec's tools, without rendering: load, validate, normalize, select, map, override."""
     progress(f"loading {config.spec}")
     documents, problems = load(config.spec)
     if documents is None:
         return None, [], problems
     document: Any = documents.root
-    if config.validate:
+    if config.validate or (config.validate is None and _operation_count(document) <= VALIDATE_MAX_OPERATIONS):
         progress("validating with openapi-spec-validator")
         problems += validate(document, documents.root_uri)
-    if str(document.get("swagger", "")).startswith("2"):
-        problems.append(
-            error("Swagger 2.0 documents are not supported yet; convert the spec to OpenAPI 3 first", "/swagger")
-        )
-        return None, [], problems
+    elif config.validate is None:
+        progress(f"not validating: more than {VALIDATE_MAX_OPERATIONS} operations (--validate forces it)")
+    pointers: PointerMap | None = None
+    if is_swagger2(document):
+        progress("upgrading Swagger 2.0 to the OpenAPI 3.0 shape")
+        documents, pointers, found = upgrade(documents)
+        document = documents.root
+        problems += found
     resolver = Resolver(documents)
+
+    def here(found: list[Problem]) -> list[Problem]:
+        """Problems found in the upgraded document, pointed back into the Swagger 2.0 one."""
+        return pointers.remap_all(found) if pointers else found
+
     progress("reading operations")
     api, found = normalize(document, resolver)
-    problems += found
+    problems += here(found)
     if api is None:
         return None, [], problems
+    found_operations = len(api.operations)
+    api, found = select_operations(api, config, resolver)
+    problems += here(found)
     progress(f"mapping {len(api.operations)} operations to tools")
-    tools, found = map_tools(api, resolver)
-    problems += found
-    if not tools:
+    tools, found = map_tools(api, resolver, config.output_depth, config.compact)
+    problems += here(found)
+    tools, found = apply_overrides(tools, config, resolver)
+    problems += here(found)
+    if not tools and found_operations and not api.operations:
+        problems.append(
+            error(
+                f"all {found_operations} operations were excluded (rules, deprecated = false or x-mcp-exclude)",
+                "/paths",
+            )
+        )
+    elif not tools:
         problems.append(error("the spec has no operations that can be served as tools", "/paths"))
     return api, tools, problems
 
@@ -77,7 +111,8 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
     project = Project.from_name(config.name or output_name)
     base_url = config.base_url or (api.servers[0] if api.servers else None)
     progress(f"rendering {project.dist}")
-    files, found = render(api, tools, project, base_url, config.templates)
+    extra = {"default_timeout": config.timeout, "clients": client_setup(project, base_url)}
+    files, found = render(api, tools, project, base_url, config.templates, extra)
     problems += found
     if not has_errors(found):
         progress("formatting with black")

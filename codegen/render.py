@@ -25,6 +25,8 @@ from .tools import ToolSpec
 FILES: tuple[tuple[str, str], ...] = (
     ("pyproject.toml.jinja", "pyproject.toml"),
     ("README.md.jinja", "README.md"),
+    ("Dockerfile.jinja", "Dockerfile"),
+    ("dockerignore.jinja", ".dockerignore"),
     ("__init__.py.jinja", "src/{package}/__init__.py"),
     ("__main__.py.jinja", "src/{package}/__main__.py"),
     ("server.py.jinja", "src/{package}/server.py"),
@@ -77,6 +79,7 @@ def render(
     project: Project,
     default_base_url: str | None,
     templates: Path | None,
+    extra: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, str], list[Problem]]:
     loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(builtin_templates()))]
     if templates is not None:
@@ -91,7 +94,7 @@ def render(
     )
     env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False)
     env.filters["pystr"] = _python_string
-    context = _context(api, tools, project, default_base_url)
+    context = {**_context(api, tools, project, default_base_url), **(extra or {})}
     files: dict[str, str] = {}
     problems: list[Problem] = []
     for template_name, target in FILES:

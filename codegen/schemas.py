@@ -63,25 +63,32 @@ class SchemaConverter:
         self._problems.setdefault((problem.source, problem.pointer, problem.message), problem)
 
     # -- public -------------------------------------------------------------------------------------
-    def convert(self, schema: Schema, direction: Direction) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The JSON Schema for `schema` and the `$defs` it needs (sorted by name)."""
+    def convert(
+        self, schema: Schema, direction: Direction, hops: int | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The JSON Schema for `schema` and the `$defs` it needs (sorted by name); with `hops`, only the
+        definitions at most that many `$ref`s away (for callers that loosen what lies beyond)."""
         refs: set[Ref] = set()
         converted = self._node(schema.node, schema.at, direction, refs, 0)
-        return converted, self.definitions(refs, direction)
+        return converted, self.definitions(refs, direction, hops)
 
-    def definitions(self, refs: set[Ref], direction: Direction) -> dict[str, Any]:
-        """The definitions reachable from `refs`, keyed by their `$defs` name."""
+    def definitions(self, refs: set[Ref], direction: Direction, hops: int | None = None) -> dict[str, Any]:
+        """The definitions reachable from `refs` (within `hops` $refs, if given), keyed by their `$defs` name."""
         found: dict[str, Any] = {}
-        pending = sorted(refs)
+        level = sorted(refs)
         seen: set[Ref] = set()
-        while pending:
-            ref = pending.pop()
-            if ref in seen:
-                continue
-            seen.add(ref)
-            converted, deps = self._definition(ref, direction)
-            found[self.name(ref)] = converted
-            pending.extend(sorted(deps - seen))
+        hop = 1
+        while level and (hops is None or hop <= hops):
+            following: set[Ref] = set()
+            for ref in level:
+                if ref in seen:
+                    continue
+                seen.add(ref)
+                converted, deps = self._definition(ref, direction)
+                found[self.name(ref)] = converted
+                following |= deps
+            level = sorted(following - seen)
+            hop += 1
         return dict(sorted(found.items()))
 
     def resolve_converted(self, schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
@@ -99,7 +106,12 @@ class SchemaConverter:
         """A stable `$defs` name for a location: the component name where it is a plain one."""
         if ref not in self._names:
             match = COMPONENT.match(ref.pointer) if ref.uri == self.resolver.documents.root_uri else None
-            raw = match.group(1).replace("~1", "/").replace("~0", "~") if match else ref.pointer.rsplit("/", 1)[-1]
+            if match:
+                raw = match.group(1).replace("~1", "/").replace("~0", "~")
+            elif ref.pointer:
+                raw = ref.pointer.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
+            else:  # a whole file: its name without the extension (`schemas/order.yaml` -> `order`)
+                raw = ref.uri.rstrip("/").rsplit("/", 1)[-1].split("?")[0].rsplit(".", 1)[0]
             safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", raw).strip("_")[:60] or "schema"
             if not (match and DEF_NAME.match(raw)):
                 digest = hashlib.sha1(f"{ref.uri}#{ref.pointer}".encode()).hexdigest()[:6]
@@ -134,6 +146,8 @@ class SchemaConverter:
             return {}
         if isinstance(node.get("$ref"), str):
             return self._ref(node, at, direction, refs)
+        if node.get("type") == "file":  # Swagger 2.0 (e.g. in a file the upgrade did not rewrite): a binary string
+            node = {**node, "type": "string", "format": "binary"}
         out: dict[str, Any] = {}
         sub = depth + 1
 
@@ -225,7 +239,9 @@ class SchemaConverter:
         if isinstance(discriminator, dict) and isinstance(discriminator.get("propertyName"), str):
             out["discriminator"] = self._discriminator(discriminator, at.child("discriminator"), refs)
 
-        if self.dialect == "3.0" and node.get("nullable") is True:
+        if "allOf" in out:
+            out = _merge_all_of(out)
+        if self.dialect == "3.0" and _nullable(node):
             _make_nullable(out)
         return out
 
@@ -241,7 +257,7 @@ class SchemaConverter:
         for key in ("description", "title"):  # 3.1 allows siblings; 3.0 tools often put a description here
             if isinstance(node.get(key), str):
                 out[key] = node[key]
-        if self.dialect == "3.0" and node.get("nullable") is True:
+        if self.dialect == "3.0" and _nullable(node):
             return {"anyOf": [out, {"type": "null"}]}
         return out
 
@@ -298,6 +314,51 @@ class SchemaConverter:
         return out
 
 
+ANNOTATIONS = frozenset({"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly"})
+MERGEABLE = frozenset({"type", "properties", "required", "title", "description"})
+
+
+def _merge_all_of(out: dict[str, Any]) -> dict[str, Any]:
+    """allOf merged where the result means the same and reads simpler; otherwise left as it is.
+
+    - `{allOf: [{$ref}], description: ...}` (the 3.0 way to describe a reference) -> `{$ref, description}`;
+    - inline object members with distinct (or identical) properties -> one object with their union.
+    Members that are references stay references (their definition is shared, not copied).
+    """
+    members = out["allOf"]
+    rest = {k: v for k, v in out.items() if k != "allOf"}
+    if len(members) == 1 and set(members[0]) == {"$ref"} and set(rest) <= ANNOTATIONS:
+        return {**members[0], **rest}
+    if not all(isinstance(m, dict) and set(m) <= MERGEABLE and m.get("type", "object") == "object" for m in members):
+        return out
+    if not set(rest) <= MERGEABLE | ANNOTATIONS or rest.get("type", "object") != "object":
+        return out
+    merged: dict[str, Any] = dict(rest)
+    properties: dict[str, Any] = dict(rest.get("properties", {}))
+    required: list[str] = list(rest.get("required", []))
+    for member in members:
+        for name, schema in member.get("properties", {}).items():
+            if name in properties and properties[name] != schema:
+                return out  # the same property constrained twice: keep allOf
+            properties[name] = schema
+        required += [r for r in member.get("required", []) if r not in required]
+        for key in ("title", "description"):
+            if key in member and key not in merged:
+                merged[key] = member[key]
+    if rest.get("type") == "object" or any(m.get("type") == "object" for m in members):
+        merged["type"] = "object"  # only when a part said so: properties alone do not require an object
+    if properties:
+        merged["properties"] = properties
+    if required:
+        merged["required"] = required
+    return merged
+
+
+def _nullable(node: dict[str, Any]) -> bool:
+    """3.0 `nullable: true`, or Swagger 2.0's `x-nullable: true` (kept by files the upgrade did not rewrite)."""
+    return node.get("nullable") is True or node.get("x-nullable") is True
+
+
 def _make_nullable(out: dict[str, Any]) -> None:
     """OpenAPI 3.0 `nullable: true` -> a type union with null (and null in an enum)."""
     types = out.get("type")
@@ -307,7 +368,7 @@ def _make_nullable(out: dict[str, Any]) -> None:
         out["type"] = [*types, "null"]
     if "enum" in out and None not in out["enum"]:
         out["enum"] = [*out["enum"], None]
-    if "type" not in out and any(k in out for k in ("allOf", "anyOf", "oneOf")):
+    if "type" not in out and any(k in out for k in ("allOf", "anyOf", "oneOf", "$ref")):
         inner = dict(out)
         out.clear()
         out["anyOf"] = [inner, {"type": "null"}]

@@ -6,6 +6,8 @@ exact HTTP request the spec describes: for each argument, its wire name, locatio
 
 from __future__ import annotations
 
+import json
+import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -15,7 +17,7 @@ from . import naming
 from .model import Api, Body, Operation, Parameter, Response
 from .normalize import json_media_rank
 from .problems import Level, Problem
-from .refs import Resolver
+from .refs import Ref, Resolver
 from .schemas import SchemaConverter
 
 # method -> (readOnlyHint, destructiveHint, idempotentHint)
@@ -30,6 +32,16 @@ HINTS: Mapping[str, tuple[bool, bool, bool]] = {
     "PATCH": (False, False, False),
 }
 MAX_ERROR_TEXT = 120  # characters of each failure response's description in the tool description
+COMPACT_TEXT = 300  # --compact: characters of the operation description kept in the tool description
+OUTPUT_DEPTH = 0  # default: definitions more than this many $ref hops below an output schema become loose
+# Output-schema keywords that never change which responses validate (annotations), dropped to keep
+# tools/list small; `discriminator` is an annotation in 2020-12 and its mapping would name dropped defs.
+OUTPUT_ANNOTATIONS = frozenset(
+    {"examples", "default", "title", "deprecated", "readOnly", "writeOnly", "discriminator", "$comment"}
+)
+# Keywords whose subschemas constrain in reverse (or conditionally): loosening inside them could reject
+# valid responses, so a loosened output schema drops them, which only accepts more.
+OUTPUT_CONTRAVARIANT = frozenset({"not", "if", "then", "else"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,11 +53,14 @@ class ArgPlan:
     explode: bool = False
     allow_reserved: bool = False
     content_type: str | None = None  # parameters declared with `content` are serialized as this
+    file: bool = False  # a multipart file part: the argument is {"content": base64, "filename"?, "contentType"?}
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"arg": self.arg, "name": self.name, "in": self.location}
-        if self.location != "body":
+        if self.location != "body" or self.style:
             data.update(style=self.style, explode=self.explode)
+        if self.file:
+            data["file"] = True
         if self.allow_reserved:
             data["allowReserved"] = True
         if self.content_type:
@@ -113,11 +128,14 @@ class ToolSpec:
         return data
 
 
-def map_tools(api: Api, resolver: Resolver) -> tuple[list[ToolSpec], list[Problem]]:
+def map_tools(
+    api: Api, resolver: Resolver, output_depth: int | None = OUTPUT_DEPTH, compact: bool = False
+) -> tuple[list[ToolSpec], list[Problem]]:
+    """`output_depth`: $ref hops kept in output schemas (None: all); `compact`: no output schemas at all."""
     converter = SchemaConverter(resolver, api.dialect)
     problems: list[Problem] = []
     names = _tool_names(api.operations, resolver, problems)
-    tools = [_tool(op, names[op.at], converter) for op in api.operations]
+    tools = [_tool(op, names[op.at], converter, problems, output_depth, compact) for op in api.operations]
     return tools, problems + converter.problems
 
 
@@ -126,6 +144,10 @@ def _tool_names(operations: tuple[Operation, ...], resolver: Resolver, problems:
     taken: set[str] = set()
     for op in operations:  # normalize() yields them sorted by path and method
         raw = op.operation_id or naming.fallback_tool_name(op.method, op.path)
+        if op.operation_id and not naming.snake_case(op.operation_id):
+            raw = naming.fallback_tool_name(op.method, op.path)
+            message = f"operationId {op.operation_id!r} has nothing usable in a tool name; named after method and path"
+            problems.append(resolver.problem(Level.WARNING, message, op.at))
         name = naming.tool_name(raw)
         if len(naming.snake_case(raw)) > naming.MAX_TOOL_NAME:
             problems.append(
@@ -150,13 +172,23 @@ def _tool_names(operations: tuple[Operation, ...], resolver: Resolver, problems:
     return names
 
 
-def _tool(op: Operation, name: str, converter: SchemaConverter) -> ToolSpec:
-    input_schema, args, body = _input(op, converter)
-    output_schema, wrap = _output(op, converter)
+def _tool(
+    op: Operation,
+    name: str,
+    converter: SchemaConverter,
+    problems: list[Problem],
+    output_depth: int | None = OUTPUT_DEPTH,
+    compact: bool = False,
+) -> ToolSpec:
+    input_schema, args, body, notes = _input(op, converter, problems)
+    output_schema, wrap = _output(op, converter, 0 if compact else output_depth)  # compact: only `wrap` is used
+    if compact:
+        output_schema = None  # the result is still returned, as text and (for objects) structured content
+        input_schema = _unlink(input_schema)
     read_only, destructive, idempotent = HINTS.get(op.method, (False, True, False))
     title = op.summary.rstrip(".") or naming.snake_case(name).replace("_", " ").capitalize()
     annotations = {
-        "title": title,
+        **({} if compact else {"title": title}),  # compact: the tool's own title says it already
         "readOnlyHint": read_only,
         "destructiveHint": destructive,
         "idempotentHint": idempotent,
@@ -165,23 +197,58 @@ def _tool(op: Operation, name: str, converter: SchemaConverter) -> ToolSpec:
     success = [r for r in op.responses if r.status.startswith("2")]
     accept = success[0].media_types[0] if success and success[0].media_types else None
     plan = RequestPlan(op.method, op.path, args, body, accept, wrap, security=op.security)
-    return ToolSpec(name, title, _description(op), input_schema, output_schema, annotations, plan, op)
+    description = "\n\n".join([_description(op, compact), *notes])
+    return ToolSpec(name, title, description, input_schema, output_schema, annotations, plan, op)
 
 
-def _description(op: Operation) -> str:
+def _description(op: Operation, compact: bool = False) -> str:
+    """Summary, description, method and path, and the documented failures; `compact`: the summary and
+    the description's first paragraph (at most COMPACT_TEXT characters), method and path only."""
     parts = []
     if op.deprecated:
         parts.append("Deprecated.")
     if op.summary:
         parts.append(op.summary)
     if op.description and op.description != op.summary:
-        parts.append(op.description)
+        text = op.description
+        if compact:
+            text = next((p.strip() for p in text.split("\n\n") if p.strip() and p.strip() != op.summary), "")
+            if len(text) > COMPACT_TEXT:
+                text = text[: COMPACT_TEXT - 1].rstrip() + "…"
+        if text:
+            parts.append(text)
     parts.append(f"{op.method} {op.path}")
+    if compact:
+        return MARKDOWN_LINK.sub(r"\1", "\n\n".join(parts))
     failures = [r for r in op.responses if r.status[:1] in "45" or r.status == "DEFAULT"]
     if failures:
         listed = "; ".join(_failure(r) for r in failures)
         parts.append(f"Errors: {listed}.")
     return "\n\n".join(parts)
+
+
+MARKDOWN_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
+
+
+def _unlink(node: Any) -> Any:
+    """--compact: Markdown links `[text](url)` -> `text` in descriptions (the URLs cost tokens, not meaning)."""
+    if isinstance(node, str):
+        return MARKDOWN_LINK.sub(r"\1", node)
+    if isinstance(node, list):
+        return [_unlink(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "description" and isinstance(value, str):
+            out[key] = MARKDOWN_LINK.sub(r"\1", value)
+        elif key in ("properties", "patternProperties", "$defs", "dependentSchemas") and isinstance(value, dict):
+            out[key] = {k: _unlink(v) for k, v in value.items()}
+        elif isinstance(value, (dict, list)) and key not in ("enum", "const", "default", "examples", "required"):
+            out[key] = _unlink(value)
+        else:
+            out[key] = value
+    return out
 
 
 def _failure(response: Response) -> str:
@@ -193,11 +260,42 @@ def _failure(response: Response) -> str:
 
 
 # -- input ------------------------------------------------------------------------------------------
-def _input(op: Operation, converter: SchemaConverter) -> tuple[dict[str, Any], tuple[ArgPlan, ...], Any]:
+FILE_SCHEMA: Mapping[str, Any] = {  # a file part of a multipart body, as the tool takes it
+    "type": "object",
+    "properties": {
+        "content": {"type": "string", "contentEncoding": "base64", "description": "The file's bytes, base64-encoded."},
+        "filename": {"type": "string", "description": "File name sent with the part."},
+        "contentType": {"type": "string", "description": "Media type of the file (default: application/octet-stream)."},
+    },
+    "required": ["content"],
+    "additionalProperties": False,
+}
+MAX_EXAMPLE_TEXT = 300  # characters of the example arguments shown in the tool description
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    wire: str  # the name on the wire ("body" for a whole body)
+    location: str  # path | query | header | cookie | body | body-whole
+    schema: dict[str, Any]
+    required: bool
+    param: Parameter | None = None
+    style: str = ""  # form/multipart fields: the encoding's style and explode
+    explode: bool = False
+    content_type: str | None = None
+    file: bool = False
+    at: Ref | None = None  # where the parameter or property is declared (for problems)
+
+
+def _input(
+    op: Operation, converter: SchemaConverter, problems: list[Problem] | None = None
+) -> tuple[dict[str, Any], tuple[ArgPlan, ...], Any, list[str]]:
+    """The input schema, the argument plans, the body plan and notes for the description.
+
+    Each argument key that differs from its wire name is reported as a warning in `problems`."""
     defs: dict[str, Any] = {}
-    entries: list[tuple[str, str, dict[str, Any], bool, Parameter | None]] = (
-        []
-    )  # (wire, location, schema, required, param)
+    entries: list[_Entry] = []
+    examples: dict[str, Any] = {}  # wire name -> example value
     for param in op.parameters:
         if param.schema is not None:
             schema, used = converter.convert(param.schema, "input")
@@ -205,66 +303,195 @@ def _input(op: Operation, converter: SchemaConverter) -> tuple[dict[str, Any], t
         else:
             schema = {"type": "string"}
         schema = _describe(schema, param.description, param.deprecated)
-        entries.append((param.name, param.location, schema, param.required, param))
+        if param.examples and "examples" not in schema:
+            schema = {**schema, "examples": list(param.examples)}
+        if param.examples:
+            examples.setdefault(param.name, param.examples[0])
+        entries.append(_Entry(param.name, param.location, schema, param.required, param, at=param.at))
 
-    body_plan = None
-    body_arg_wire = None
-    if op.body is not None:
+    notes: list[str] = []
+    body = op.body
+    if body is not None:
         body_schema: dict[str, Any] = {}
-        if op.body.schema is not None:
-            body_schema, used = converter.convert(op.body.schema, "input")
+        if body.schema is not None:
+            body_schema, used = converter.convert(body.schema, "input")
             defs.update(used)
-        shape = _object_shape(body_schema, defs, converter) if _flattenable(op.body) else None
+        if body.alternatives:
+            notes.append(f"Request body sent as {body.media_type} (also accepted: {', '.join(body.alternatives)}).")
+        kind = _body_kind(body.media_type)
+        shape = _object_shape(body_schema, defs, converter) if kind in ("json", "form", "multipart") else None
         if shape is not None:
-            props, body_required = shape
-            for prop, schema in props.items():
-                entries.append((prop, "body", schema, prop in body_required, None))
+            props, required = shape
+            styles = {name: (style, explode) for name, style, explode in body.encoding_styles}
+            content_types = dict(body.encoding)
+            props_at = body.schema.at.child("properties") if body.schema is not None else body.at
+            for prop, schema in sorted(props.items()):  # the spec's key order must not matter
+                entry = _Entry(prop, "body", schema, prop in required, at=props_at.child(prop))
+                if kind != "json":
+                    style, explode = styles.get(prop, ("form", True))
+                    is_file = kind == "multipart" and _is_binary(schema, defs, converter)
+                    entry = _Entry(
+                        prop,
+                        "body",
+                        _file_schema(schema, defs, converter) if is_file else schema,
+                        prop in required,
+                        None,
+                        style,
+                        explode,
+                        content_types.get(prop),
+                        is_file,
+                        props_at.child(prop),
+                    )
+                entries.append(entry)
+            if body.examples and isinstance(body.examples[0], dict):
+                for key, value in body.examples[0].items():
+                    if key in props:
+                        examples.setdefault(key, value)
         else:
-            body_arg_wire = "body"
-            entries.append(
-                ("body", "body-whole", _describe(body_schema, op.body.description, False), op.body.required, None)
-            )
+            whole = _whole_body_schema(kind, body.media_type, body_schema, defs, converter)
+            entries.append(_Entry("body", "body-whole", _describe(whole, body.description, False), body.required))
+            if body.examples:
+                examples.setdefault("body", body.examples[0])
 
-    counts = Counter(naming.arg_name(wire) for wire, *_ in entries)
-    taken: set[str] = set()
+    keys = arg_keys([(e.wire, e.location) for e in entries])
     properties: dict[str, Any] = {}
-    required: list[str] = []
+    required_keys: list[str] = []
     args: list[ArgPlan] = []
     body_arg = None
-    for wire, location, schema, is_required, declared in entries:
-        base = naming.arg_name(wire)
-        if counts[base] > 1:
-            base = f"{base}__{'body' if location.startswith('body') else location}"
-        key = naming.unique(base, taken, naming.MAX_ARG_NAME)
-        properties[key] = schema
-        if is_required:
-            required.append(key)
-        if location == "body-whole":
-            body_arg = key
-        elif declared is not None:
-            args.append(
-                ArgPlan(
-                    key,
-                    wire,
-                    location,
-                    declared.style,
-                    declared.explode,
-                    declared.allow_reserved,
-                    declared.content_type,
-                )
+    for entry, key in zip(entries, keys):
+        if key != entry.wire and problems is not None:
+            problems.append(
+                converter.resolver.problem(Level.WARNING, _rename_reason(entry, key, entries), entry.at or op.at)
             )
+        properties[key] = entry.schema
+        if entry.required:
+            required_keys.append(key)
+        if entry.location == "body-whole":
+            body_arg = key
+        elif entry.param is not None:
+            p = entry.param
+            args.append(ArgPlan(key, entry.wire, entry.location, p.style, p.explode, p.allow_reserved, p.content_type))
         else:
-            args.append(ArgPlan(key, wire, "body"))
-    if op.body is not None:
-        body_plan = BodyPlan(op.body.media_type, body_arg if body_arg_wire else None, op.body.required)
+            args.append(
+                ArgPlan(key, entry.wire, "body", entry.style, entry.explode, False, entry.content_type, entry.file)
+            )
+    body_plan = BodyPlan(body.media_type, body_arg, body.required) if body is not None else None
 
     result: dict[str, Any] = {"type": "object", "properties": properties}
-    if required:
-        result["required"] = required
+    if required_keys:
+        result["required"] = required_keys
     used_defs = prune_defs(result, defs)
     if used_defs:
         result["$defs"] = used_defs
-    return result, tuple(args), body_plan
+    wire_to_key = {e.wire: k for e, k in zip(entries, keys)}
+    example = {wire_to_key[w]: v for w, v in examples.items() if w in wire_to_key}
+    if example:
+        text = json.dumps(dict(sorted(example.items())), ensure_ascii=False, separators=(", ", ": "))
+        if len(text) <= MAX_EXAMPLE_TEXT:
+            notes.append(f"Example arguments: {text}")
+    return result, tuple(args), body_plan, notes
+
+
+def _rename_reason(entry: _Entry, key: str, entries: list[_Entry]) -> str:
+    what = "request body" if entry.location == "body-whole" else f"{entry.location} parameter"
+    if entry.location == "body":
+        what = "body property"
+    if naming.arg_name(entry.wire) != entry.wire:
+        why = f"is not a client-safe argument name ({naming.ARG_NAME_RULE})"
+    else:
+        why = "is used by another argument of this tool"
+    return f"{what} {entry.wire!r} {why}; the tool takes it as {key!r} and sends it as {entry.wire!r}"
+
+
+def arg_keys(wires: list[tuple[str, str]]) -> list[str]:
+    """Client-safe, unique argument keys for (wire name, location) pairs, deterministically.
+
+    A wire name that is already a valid key keeps it. When two entries want the same key from different
+    locations, each gets its location as a suffix (`id__path`, `id__body`); a key still taken gets `_2`,
+    `_3`, ... Names that are valid as they are claim their key before names that had to be changed.
+    """
+    bases = [naming.arg_name(wire) for wire, _ in wires]
+    locations: dict[str, set[str]] = {}
+    for base, (_, location) in zip(bases, wires):
+        locations.setdefault(base, set()).add("body" if location.startswith("body") else location)
+    wanted = []
+    for base, (_, location) in zip(bases, wires):
+        if len(locations[base]) > 1:
+            suffix = "__" + ("body" if location.startswith("body") else location)
+            base = naming.shorten(base, naming.MAX_ARG_NAME - len(suffix)) + suffix
+        wanted.append(base)
+    keys: list[str | None] = [None] * len(wires)
+    taken: set[str] = set()
+    for exact in (True, False):  # unchanged names first
+        for index, ((wire, _), want) in enumerate(zip(wires, wanted)):
+            if keys[index] is None and (want == wire) == exact:
+                keys[index] = naming.unique(want, taken, naming.MAX_ARG_NAME)
+    return [k for k in keys if k is not None]
+
+
+def _body_kind(media_type: str) -> str:
+    rank = json_media_rank(media_type)
+    base = media_type.split(";")[0].strip().lower()
+    if rank <= 1:
+        return "json"
+    if rank == 2:
+        return "form"
+    if rank == 3:
+        return "multipart"
+    if (
+        base.startswith("text/")
+        or base.endswith(("xml", "+yaml", "/yaml", "csv"))
+        or base in ("application/javascript", "application/graphql")
+    ):
+        return "text"
+    return "binary"
+
+
+def _whole_body_schema(
+    kind: str, media_type: str, schema: dict[str, Any], defs: dict[str, Any], converter: SchemaConverter
+) -> dict[str, Any]:
+    """The schema of a `body` argument: as declared for JSON, a string for text, base64 for binary."""
+    if kind == "text":
+        out = {
+            k: v
+            for k, v in schema.items()
+            if k in ("description", "examples", "enum", "pattern", "minLength", "maxLength")
+        }
+        out["type"] = "string"
+        out.setdefault("description", f"The request body ({media_type}), as text.")
+        return out
+    if kind == "binary":
+        return {
+            "type": "string",
+            "contentEncoding": "base64",
+            "description": f"The request body ({media_type}), base64-encoded.",
+        }
+    return schema
+
+
+def _is_binary(schema: dict[str, Any], defs: dict[str, Any], converter: SchemaConverter) -> bool:
+    """A file: a binary string (3.0 `format: binary`, 2.0 `type: file`, 3.1 `contentMediaType`), or an array of them."""
+    schema = converter.resolve_converted(schema, defs)
+    if schema.get("type") == "array" and isinstance(schema.get("items"), dict):
+        return _is_binary(schema["items"], defs, converter)
+    types = schema.get("type")
+    if types not in ("string", None) and not (isinstance(types, list) and "string" in types):
+        return False
+    return schema.get("format") == "binary" or ("contentMediaType" in schema and "contentEncoding" not in schema)
+
+
+def _file_schema(schema: dict[str, Any], defs: dict[str, Any], converter: SchemaConverter) -> dict[str, Any]:
+    resolved = converter.resolve_converted(schema, defs)
+    if resolved.get("type") == "array":
+        out: dict[str, Any] = {"type": "array", "items": dict(FILE_SCHEMA)}
+        for key in ("minItems", "maxItems", "description"):
+            if key in resolved:
+                out[key] = resolved[key]
+        return out
+    out = dict(FILE_SCHEMA)
+    if isinstance(resolved.get("description"), str):
+        out["description"] = resolved["description"]
+    return out
 
 
 def _describe(schema: dict[str, Any], description: str, deprecated: bool) -> dict[str, Any]:
@@ -276,10 +503,6 @@ def _describe(schema: dict[str, Any], description: str, deprecated: bool) -> dic
     if deprecated:
         out["deprecated"] = True
     return out
-
-
-def _flattenable(body: Body) -> bool:
-    return json_media_rank(body.media_type) <= 3  # JSON and forms: properties become arguments
 
 
 def _object_shape(
@@ -318,14 +541,22 @@ def _object_shape(
 
 
 # -- output -----------------------------------------------------------------------------------------
-def _output(op: Operation, converter: SchemaConverter) -> tuple[dict[str, Any] | None, bool]:
-    """The output schema (always object-rooted, no required keys at the root) and whether it wraps."""
+def _output(
+    op: Operation, converter: SchemaConverter, depth: int | None = OUTPUT_DEPTH
+) -> tuple[dict[str, Any] | None, bool]:
+    """The output schema (always object-rooted, no required keys at the root) and whether it wraps.
+
+    With `depth`, definitions more than `depth` $ref hops below the root are replaced by their type
+    alone (or by {}), and annotations are dropped: the schema gets looser, never stricter, so every
+    response that matched the full schema still validates."""
     for response in op.responses:
         if not response.status.startswith("2"):
             continue
         if response.schema is None or response.media_type is None or json_media_rank(response.media_type) > 1:
             return None, False
-        schema, defs = converter.convert(response.schema, "output")
+        # with a depth, the defs loosen() can keep (+1 for the root's own $ref, +1 for a wrapped result's
+        # items, +1 for the types of what it cuts); a longer chain of $refs at the root only loosens more
+        schema, defs = converter.convert(response.schema, "output", None if depth is None else depth + 3)
         root = converter.resolve_converted(schema, defs)
         if _plain_object(root):
             out = {k: v for k, v in root.items() if k not in ("required", "additionalProperties", "examples")}
@@ -335,10 +566,56 @@ def _output(op: Operation, converter: SchemaConverter) -> tuple[dict[str, Any] |
             out = {"type": "object", "properties": {"result": schema}}
             wrap = True
         used = prune_defs(out, defs)
+        if depth is not None:  # a wrapped (array, scalar) result counts from its items, one level down
+            out, used = loosen(out, used, depth + 1 if wrap else depth)
         if used:
             out["$defs"] = used
         return out, wrap
     return None, False
+
+
+def loosen(schema: dict[str, Any], defs: Mapping[str, Any], depth: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`schema` and its `defs` cut `depth` $ref hops below the root, without annotations (see _output).
+
+    A definition's distance is the fewest $ref hops from the root (breadth first); references to
+    definitions farther than `depth` become `{"type": <its type>}` (or `{}`), which accepts a superset."""
+    distance: dict[str, int] = {}
+    frontier = sorted(set(_refs_in(schema)))
+    hops = 1
+    while frontier:
+        found: set[str] = set()
+        for name in frontier:
+            if name in distance or name not in defs:
+                continue
+            distance[name] = hops
+            found.update(_refs_in(defs[name]))
+        frontier = sorted(found - distance.keys())
+        hops += 1
+    kept = {name for name, d in distance.items() if d <= depth}
+
+    def cut(node: Any, level: int) -> Any:  # level: 0 = the root, 1 = its properties; descriptions below go
+        if isinstance(node, list):
+            return [cut(v, level) for v in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[len("#/$defs/") :] not in kept:
+            target = defs.get(ref[len("#/$defs/") :])
+            loose = {"type": target["type"]} if isinstance(target, dict) and "type" in target else {}
+            return loose  # the target's own `type` holds for every value it accepts; the rest is dropped
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in OUTPUT_ANNOTATIONS or key in OUTPUT_CONTRAVARIANT or (key == "description" and level > 1):
+                continue
+            if key in ("properties", "patternProperties", "dependentSchemas") and isinstance(value, dict):
+                out[key] = {k: cut(v, level + 1) for k, v in value.items()}
+            elif key in ("enum", "const", "required", "dependentRequired"):
+                out[key] = value
+            else:
+                out[key] = cut(value, level + 2)
+        return out
+
+    return cut(schema, 0), {name: cut(defs[name], 2) for name in sorted(kept)}
 
 
 def _plain_object(schema: Mapping[str, Any]) -> bool:

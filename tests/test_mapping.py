@@ -199,7 +199,8 @@ def test_circular_schemas_stay_finite(tmp_path: Path) -> None:
         },
         components={"schemas": {"Node": node}},
     )
-    tools, _ = tools_of(tmp_path, spec)
+    _, listed, _ = analyze(Config(spec=str(write_spec(tmp_path, spec)), output_depth=None))  # full schemas
+    tools = {t.name: t for t in listed}
     out = tools["tree"].output_schema
     assert out is not None
     assert out["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}

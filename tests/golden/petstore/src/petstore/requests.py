@@ -10,12 +10,24 @@ from __future__ import annotations
 
 import base64
 import json
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 RESERVED = ":/?#[]@!$&'()*+,;="  # kept as-is where a query parameter has allowReserved
+NAME_SAFE = "[]$!'()*,;:@/"  # query-safe characters kept in parameter names (`filter[status]`, `$select`)
+MULTIPART_DELIMITERS = {
+    "spaceDelimited": " ",
+    "pipeDelimited": "|",
+    "tabDelimited": "\t",
+}  # not exploded arrays
+DELIMITERS = {
+    "spaceDelimited": "%20",
+    "pipeDelimited": "|",
+    "tabDelimited": "%09",
+}  # tabDelimited: Swagger 2.0 tsv
 
 
 class ArgumentError(ValueError):
@@ -31,6 +43,9 @@ class Arg:
     explode: bool
     allow_reserved: bool
     content_type: str | None
+    file: bool = (
+        False  # a multipart file part: {"content": base64, "filename"?, "contentType"?}
+    )
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Arg:
@@ -42,6 +57,7 @@ class Arg:
             explode=data.get("explode", False),
             allow_reserved=data.get("allowReserved", False),
             content_type=data.get("contentType"),
+            file=data.get("file", False),
         )
 
 
@@ -91,15 +107,18 @@ def build_request(route: Route, arguments: Mapping[str, Any]) -> Request:
     query: list[str] = []
     headers: dict[str, str] = {}
     cookies: list[str] = []
-    body_fields: dict[str, Any] = {}
+    fields: list[tuple[Arg, Any]] = []  # the body's properties, when they are arguments
     for arg in route.args:
         if arg.arg not in arguments or arguments[arg.arg] is None:
             continue
         value = arguments[arg.arg]
-        if arg.content_type is not None:
+        if arg.content_type is not None and arg.location != "body":
             value = _as_media(value, arg.content_type)
         if arg.location == "path":
-            path = path.replace("{" + arg.name + "}", _path_value(arg, value))
+            segment = _path_value(arg, value)
+            if not segment:
+                raise ArgumentError(f"{arg.arg}: a path parameter cannot be empty")
+            path = path.replace("{" + arg.name + "}", segment)
         elif arg.location == "query":
             query.extend(_query_pairs(arg, value))
         elif arg.location == "header":
@@ -107,49 +126,187 @@ def build_request(route: Route, arguments: Mapping[str, Any]) -> Request:
         elif arg.location == "cookie":
             cookies.append(f"{arg.name}={_cookie_value(arg, value)}")
         else:
-            body_fields[arg.name] = value
+            fields.append((arg, value))
     if cookies:
         headers["Cookie"] = "; ".join(cookies)
     if route.accept:
         headers["Accept"] = route.accept
     content = None
     if route.body is not None:
-        body_value: Any = (
-            arguments.get(route.body.arg) if route.body.arg else (body_fields or None)
-        )
-        if body_value is not None:
-            content = encode_body(route.body.media_type, body_value)
-            headers["Content-Type"] = route.body.media_type
+        if route.body.arg is not None:
+            whole = arguments.get(route.body.arg)
+            if whole is not None:
+                content, headers["Content-Type"] = encode_body(
+                    route.body.media_type, whole
+                )
+        elif fields:
+            content, headers["Content-Type"] = encode_fields(
+                route.body.media_type, fields
+            )
     target = path + ("?" + "&".join(query) if query else "")
     return Request(route.method, target, headers, content)
 
 
-def encode_body(media_type: str, value: Any) -> bytes:
+def media_kind(media_type: str) -> str:
     base = media_type.split(";")[0].strip().lower()
-    if base == "application/json" or base.endswith("+json") or "json" in base:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode(
-            "utf-8"
-        )
+    if (
+        base == "application/json"
+        or base.endswith("+json")
+        or (base.startswith("application/") and "json" in base)
+    ):
+        return "json"
     if base == "application/x-www-form-urlencoded":
+        return "form"
+    if base == "multipart/form-data":
+        return "multipart"
+    if (
+        base.startswith("text/")
+        or base.endswith(("xml", "+yaml", "/yaml", "csv"))
+        or base
+        in (
+            "application/javascript",
+            "application/graphql",
+        )
+    ):
+        return "text"
+    return "binary"
+
+
+def encode_fields(media_type: str, fields: list[tuple[Arg, Any]]) -> tuple[bytes, str]:
+    """A body whose properties are arguments: JSON object, form or multipart."""
+    kind = media_kind(media_type)
+    if kind == "form":
+        return _form(fields), media_type
+    if kind == "multipart":
+        return _multipart(fields)
+    return _json({arg.name: value for arg, value in fields}), media_type
+
+
+def encode_body(media_type: str, value: Any) -> tuple[bytes, str]:
+    """A body given whole, as the `body` argument: (bytes, Content-Type)."""
+    kind = media_kind(media_type)
+    if kind in ("form", "multipart"):
         if not isinstance(value, Mapping):
-            raise ArgumentError("body: a form body must be an object")
-        pairs = []
-        for key, item in value.items():
-            items = item if isinstance(item, list) else [item]
-            pairs += [
-                f"{quote(str(key), safe='')}={quote(_text(v), safe='')}" for v in items
-            ]
-        return "&".join(pairs).encode("ascii")
-    if isinstance(value, str) and (base.startswith("text/") or base.endswith("xml")):
-        return value.encode("utf-8")
-    if isinstance(
-        value, str
-    ):  # binary bodies travel as base64 text in a JSON tool call
-        try:
-            return base64.b64decode(value, validate=True)
-        except ValueError:
-            raise ArgumentError("body: expected base64-encoded content") from None
+            raise ArgumentError(f"body: a {media_type} body must be an object")
+        fields = [
+            (Arg(str(k), str(k), "body", "form", True, False, None), v)
+            for k, v in value.items()
+        ]
+        return encode_fields(media_type, fields)
+    if kind == "text":
+        return _text(value).encode("utf-8"), media_type
+    if kind == "binary":
+        if not isinstance(value, str):
+            raise ArgumentError("body: expected the content as a base64 string")
+        return _base64("body", value), (
+            "application/octet-stream" if "*" in media_type else media_type
+        )
+    return _json(value), media_type
+
+
+def _json(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _base64(field: str, value: str) -> bytes:
+    try:
+        return base64.b64decode(value, validate=True)
+    except ValueError:
+        raise ArgumentError(f"{field}: expected base64-encoded content") from None
+
+
+def _form(fields: list[tuple[Arg, Any]]) -> bytes:
+    """application/x-www-form-urlencoded: each property as a query parameter of its encoding's style."""
+    pairs: list[str] = []
+    for arg, value in fields:
+        if arg.content_type is not None and not isinstance(value, str):
+            value = _text(value)
+        pairs.extend(_query_pairs(arg, value))
+    return "&".join(pairs).encode("ascii")
+
+
+def _multipart(fields: list[tuple[Arg, Any]]) -> tuple[bytes, str]:
+    """multipart/form-data: one part per property (per item for arrays); files from base64."""
+    boundary = secrets.token_hex(16)
+    chunks: list[bytes] = []
+
+    def part(
+        name: str, data: bytes, content_type: str | None, filename: str | None = None
+    ) -> None:
+        disposition = f'form-data; name="{_quote_name(name)}"'
+        if filename is not None:
+            disposition += f'; filename="{_quote_name(filename)}"'
+        head = f"--{boundary}\r\nContent-Disposition: {disposition}\r\n"
+        if content_type:
+            head += f"Content-Type: {content_type}\r\n"
+        chunks.append(head.encode("utf-8") + b"\r\n" + data + b"\r\n")
+
+    for arg, value in fields:
+        if (
+            isinstance(value, list)
+            and not arg.file
+            and arg.style
+            and not arg.explode
+            and not _is_json(arg.content_type)
+        ):
+            if all(
+                not isinstance(v, (Mapping, list)) for v in value
+            ):  # e.g. Swagger 2.0 csv: one part "a,b"
+                value = MULTIPART_DELIMITERS.get(arg.style, ",").join(
+                    _text(v) for v in value
+                )
+        items = (
+            value
+            if isinstance(value, list) and (arg.file or not _is_json(arg.content_type))
+            else [value]
+        )
+        for item in items:
+            if arg.file:
+                if isinstance(item, str):
+                    item = {"content": item}
+                if not isinstance(item, Mapping) or not isinstance(
+                    item.get("content"), str
+                ):
+                    raise ArgumentError(
+                        arg.arg
+                        + ': a file is {"content": base64, "filename"?, "contentType"?}'
+                    )
+                data = _base64(arg.arg, item["content"])
+                media = (
+                    item.get("contentType")
+                    or arg.content_type
+                    or "application/octet-stream"
+                )
+                filename = item.get("filename")
+                part(
+                    arg.name,
+                    data,
+                    _header_text(arg.arg, str(media)),
+                    str(filename) if filename else arg.name,
+                )
+            elif isinstance(item, (Mapping, list)):
+                part(arg.name, _json(item), arg.content_type or "application/json")
+            else:
+                part(arg.name, _text(item).encode("utf-8"), arg.content_type)
+    chunks.append(f"--{boundary}--\r\n".encode("ascii"))
+    return b"".join(chunks), f"multipart/form-data; boundary={boundary}"
+
+
+def _is_json(media_type: str | None) -> bool:
+    return media_type is not None and media_kind(media_type) == "json"
+
+
+def _quote_name(name: str) -> str:
+    """A name or file name inside a Content-Disposition header (as browsers escape them)."""
+    return name.replace("\r", "%0D").replace("\n", "%0A").replace('"', "%22")
+
+
+def _header_text(field: str, text: str) -> str:
+    if "\r" in text or "\n" in text:
+        raise ArgumentError(
+            f"{field}: header values cannot contain line breaks (CR or LF)"
+        )
+    return text
 
 
 # -- serialization styles (OpenAPI 3: parameter style and explode) ----------------------------------
@@ -186,6 +343,8 @@ def _path_value(arg: Arg, value: Any) -> str:
         parts = [_segment(v) for v in value]
     else:
         parts = [_segment(value)]
+    if not parts:  # an empty list or object is undefined (RFC 6570): nothing is written
+        return ""
     if style == "label":
         return "." + ("." if explode else ",").join(parts)
     if style == "matrix":
@@ -199,7 +358,7 @@ def _path_value(arg: Arg, value: Any) -> str:
 
 def _query_pairs(arg: Arg, value: Any) -> list[str]:
     safe = RESERVED if arg.allow_reserved else ""
-    name = quote(arg.name, safe="[]")
+    name = quote(arg.name, safe=NAME_SAFE)
 
     def enc(item: Any) -> str:
         return quote(_text(item), safe=safe)
@@ -207,14 +366,14 @@ def _query_pairs(arg: Arg, value: Any) -> list[str]:
     style = arg.style or "form"
     if style == "deepObject" and isinstance(value, Mapping):
         return [f"{name}[{quote(str(k), safe='')}]={enc(v)}" for k, v in value.items()]
+    separator = DELIMITERS.get(style, ",")
     if isinstance(value, Mapping):
-        if arg.explode and style == "form":
+        if arg.explode:
             return [f"{quote(str(k), safe='')}={enc(v)}" for k, v in value.items()]
-        return [f"{name}=" + ",".join(enc(x) for kv in value.items() for x in kv)]
+        return [f"{name}=" + separator.join(enc(x) for kv in value.items() for x in kv)]
     if isinstance(value, list):
         if arg.explode:
             return [f"{name}={enc(v)}" for v in value]
-        separator = {"spaceDelimited": "%20", "pipeDelimited": "|"}.get(style, ",")
         return [f"{name}=" + separator.join(enc(v) for v in value)]
     return [f"{name}={enc(value)}"]
 
@@ -239,9 +398,14 @@ def _header_value(arg: Arg, value: Any) -> str:
 
 
 def _cookie_value(arg: Arg, value: Any) -> str:
-    text = (
-        ",".join(_text(v) for v in value) if isinstance(value, list) else _text(value)
-    )
-    if any(c in text for c in "\r\n;"):
+    """form style: items (and an object's keys and values) joined by commas, each percent-encoded."""
+    if isinstance(value, Mapping):
+        items = [x for kv in value.items() for x in kv]
+    elif isinstance(value, list):
+        items = list(value)
+    else:
+        items = [value]
+    texts = [_text(v) for v in items]
+    if any(c in t for t in texts for c in "\r\n;"):
         raise ArgumentError(f"{arg.arg}: cookie values cannot contain ';', CR or LF")
-    return quote(text, safe="!#$%&'()*+-./:<=>?@[]^_`{|}~")
+    return ",".join(quote(t, safe="!#$&'()*+-./:<=>?@[]^_`{|}~") for t in texts)

@@ -20,10 +20,9 @@ import time
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import httpx
 import mcp.types as types
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
@@ -35,6 +34,9 @@ from .responses import failure, to_result
 from .settings import CREDENTIAL_VARIABLES, ENV_PREFIX, OPTIONAL_VARIABLES, Settings
 from .upstream import Upstream, UpstreamError, fetch_token
 from .validation import Validators
+
+if TYPE_CHECKING:  # for annotations only (.upstream imports httpx itself)
+    import httpx
 
 NAME = "petstore"
 VERSION = "1.0.0"
@@ -69,14 +71,38 @@ def load_tools() -> list[types.Tool]:
     return [types.Tool.model_validate(tool) for tool in raw]
 
 
-def load_routes() -> tuple[dict[str, Route], dict[str, Security]]:
-    """Request plans and each tool's security requirements (alternatives of schemes -> scopes)."""
-    raw = json.loads(
-        files(__package__).joinpath("routes.json").read_text(encoding="utf-8")
-    )
-    routes = {name: Route.from_json(route) for name, route in raw.items()}
-    security = {name: route.get("security") or [] for name, route in raw.items()}
-    return routes, security
+class Routes:
+    """The request plans (routes.json), read at the first call and built per tool on its first use:
+    start-up and tools/list do not need them."""
+
+    def __init__(self) -> None:
+        self._raw: dict[str, Any] | None = None
+        self._built: dict[str, Route] = {}
+
+    def _load(self) -> dict[str, Any]:
+        if self._raw is None:
+            self._raw = json.loads(
+                files(__package__).joinpath("routes.json").read_text(encoding="utf-8")
+            )
+        return self._raw
+
+    def security(self, name: str) -> Security:
+        """The tool's security requirements: alternatives of schemes -> scopes ([]: none)."""
+        raw = self._load().get(name)
+        return (raw.get("security") or []) if raw else []
+
+    def get(self, name: str) -> Route | None:
+        route = self._built.get(name)
+        if route is None:
+            raw = self._load().get(name)
+            if raw is None:
+                return None
+            route = self._built[name] = Route.from_json(raw)
+        return route
+
+
+def load_routes() -> Routes:
+    return Routes()
 
 
 class Progress:
@@ -105,7 +131,7 @@ def build_server(
     ):  # they would log request URLs, which may carry an API key
         logging.getLogger(noisy).setLevel(logging.WARNING)
     tools = load_tools()
-    routes, security = load_routes()
+    routes = load_routes()
     schemas = {tool.name: tool.input_schema for tool in tools}
     structured = {tool.name: tool.output_schema is not None for tool in tools}
     inputs = Validators(schemas)
@@ -222,7 +248,9 @@ def build_server(
             message = f"No upstream base URL is configured: set {ENV_PREFIX}_BASE_URL or pass --base-url."
             return failure(message), "unconfigured", 0
         try:
-            request = await auth.apply(security[name], build_request(route, arguments))
+            request = await auth.apply(
+                routes.security(name), build_request(route, arguments)
+            )
         except ArgumentError as exc:
             return failure(f"Invalid arguments for {name}: {exc}"), "invalid", 0
         except AuthError as exc:
@@ -265,7 +293,7 @@ def build_server(
             )
         if reply.status == 401 and any(
             SCHEMES.get(k, {}).get("kind") == "oauth2"
-            for alt in security[name]
+            for alt in routes.security(name)
             for k in alt
         ):
             auth.forget_tokens()  # a cached token may have been revoked: fetch a new one next time

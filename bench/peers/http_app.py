@@ -1,0 +1,22 @@
+"""ASGI factory for uvicorn --factory: a generated server's stateless streamable-HTTP app.
+
+    BENCH_PACKAGE=github PYTHONPATH=<bench/peers>:<generated>/src \
+        python -m uvicorn --factory http_app:app --workers 2 --host 127.0.0.1 --port PORT
+
+It builds the app exactly as the generated `server.main()` does for `--transport http`
+(`build_server(settings)` then `streamable_http_app(stateless_http=True, host=...)`); it exists only
+because uvicorn needs an import string, not an app object, to start more than one worker process.
+The upstream base URL comes from the package's own `<PREFIX>_BASE_URL` variable.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Any
+
+
+def app() -> Any:
+    server_module = importlib.import_module(os.environ["BENCH_PACKAGE"] + ".server")
+    server = server_module.build_server()
+    return server.streamable_http_app(stateless_http=True, host="127.0.0.1")

@@ -1,0 +1,396 @@
+"""Input dialects and references: Swagger 2.0, OpenAPI 3.0 and 3.1 schemas, $ref everywhere, argument names.
+
+These run the real pipeline (load, validate, upgrade, normalize, map) on the fixture specs and on small
+inline specs, and check the tool schemas and the problems it reports."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from codegen.config import Config
+from codegen.load import load
+from codegen.pipeline import analyze, generate
+from codegen.problems import Level
+from codegen.tools import ToolSpec, arg_keys
+from codegen.upgrade import upgrade
+from conftest import FIXTURES, mini_spec, write_spec
+from support.recorder import Reply, Upstream, recording_upstream
+
+
+def tools_of(spec: Path | str) -> dict[str, ToolSpec]:
+    api, tools, problems = analyze(Config(spec=str(spec)))
+    assert api is not None and tools, [str(p) for p in problems]
+    for tool in tools:  # every schema is valid JSON Schema 2020-12
+        jsonschema.Draft202012Validator.check_schema(tool.input_schema)
+        if tool.output_schema is not None:
+            jsonschema.Draft202012Validator.check_schema(tool.output_schema)
+    return {t.name: t for t in tools}
+
+
+# -- Swagger 2.0 ----------------------------------------------------------------------------------------------
+def test_swagger2_security_definitions_become_security_schemes() -> None:
+    api, _, _ = analyze(Config(spec=str(FIXTURES / "swagger2.yaml")))
+    assert api is not None
+    schemes = {s.key: s for s in api.security_schemes}
+    assert (schemes["apiKey"].type, schemes["apiKey"].location, schemes["apiKey"].name) == (
+        "apiKey",
+        "header",
+        "X-API-Key",
+    )
+    assert (schemes["basic"].type, schemes["basic"].scheme) == ("http", "basic")
+    assert schemes["oauth"].type == "oauth2"
+    documents, _ = load(str(FIXTURES / "swagger2.yaml"))
+    assert documents is not None
+    upgraded, _, _ = upgrade(documents)
+    assert upgraded.root["components"]["securitySchemes"]["oauth"] == {
+        "type": "oauth2",
+        "flows": {
+            "authorizationCode": {
+                "authorizationUrl": "https://auth.example.invalid/authorize",
+                "tokenUrl": "https://auth.example.invalid/token",
+                "scopes": {"pets:read": "read pets"},
+            }
+        },
+    }
+    assert api.servers[0] == "https://api.example.invalid/v2"
+    by_name = {op.operation_id: op for op in api.operations}
+    assert by_name["renamePet"].security == ((("basic", ()),),)
+    assert by_name["listPets"].security == ((("apiKey", ()),),)
+
+
+def test_swagger2_problems_point_into_the_2_0_document(tmp_path: Path) -> None:
+    spec = {
+        "swagger": "2.0",
+        "info": {"title": "Two", "version": "1"},
+        "paths": {
+            "/x": {
+                "get": {
+                    "operationId": "getX",
+                    "parameters": [{"name": "filter[a]", "in": "query", "type": "string"}],
+                    "responses": {"200": {"description": "ok", "schema": {"$ref": "#/definitions/Bad"}}},
+                },
+                "post": {
+                    "operationId": "postX",
+                    "parameters": [
+                        {
+                            "name": "body",
+                            "in": "body",
+                            "schema": {"type": "object", "properties": {"a b": {"type": "string"}}},
+                        }
+                    ],
+                    "responses": {"204": {"description": "ok"}},
+                },
+            }
+        },
+        "definitions": {"Bad": {"type": "strin"}},
+    }
+    found = {
+        (p.pointer, p.message.split(";")[0])
+        for p in analyze(Config(spec=str(write_spec(tmp_path, spec)), validate=False))[2]
+    }
+    assert (
+        "/paths/~1x/get/parameters/0",
+        "query parameter 'filter[a]' is not a client-safe argument name (^[a-zA-Z0-9_.-]{1,64}$)",
+    ) in found
+    assert (
+        "/paths/~1x/post/parameters/0/schema/properties/a b",
+        "body property 'a b' is not a client-safe argument name (^[a-zA-Z0-9_.-]{1,64}$)",
+    ) in found
+    assert ("/definitions/Bad/type", "unknown type ['strin'] ignored") in found
+    assert not any("components" in pointer or "requestBody" in pointer for pointer, _ in found), found
+
+
+def test_swagger2_with_external_files(tmp_path: Path) -> None:
+    (tmp_path / "params.yaml").write_text(
+        "Q: {name: q, in: query, type: array, items: {type: string}, collectionFormat: pipes}\n", encoding="utf-8"
+    )
+    (tmp_path / "defs.yaml").write_text(
+        "Thing:\n  type: object\n  properties:\n    f: {type: string, x-nullable: true}\n"
+        "    other: {$ref: '#/Other'}\nOther: {type: integer, format: int64}\n",
+        encoding="utf-8",
+    )
+    op = {
+        "operationId": "postA",
+        "parameters": [
+            {"$ref": "params.yaml#/Q"},
+            {"name": "body", "in": "body", "schema": {"$ref": "defs.yaml#/Thing"}},
+        ],
+        "responses": {"200": {"description": "ok", "schema": {"$ref": "defs.yaml#/Thing"}}},
+    }
+    spec = {"swagger": "2.0", "info": {"title": "Ext", "version": "1"}, "paths": {"/a": {"post": op}}}
+    tool = tools_of(write_spec(tmp_path, spec))["post_a"]
+    props = tool.input_schema["properties"]
+    assert props["f"] == {"type": ["string", "null"]} and props["q"] == {"type": "array", "items": {"type": "string"}}
+    other = props["other"]["$ref"].split("/")[-1]
+    assert tool.input_schema["$defs"][other] == {"type": "integer", "format": "int64"}
+    q = next(a for a in tool.plan.args if a.name == "q")
+    assert (q.location, q.style, q.explode) == ("query", "pipeDelimited", False)
+
+
+# -- OpenAPI 3.1 -----------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def three_one() -> dict[str, ToolSpec]:
+    return tools_of(FIXTURES / "openapi31.yaml")
+
+
+def test_31_keywords_are_kept(three_one: dict[str, ToolSpec]) -> None:
+    props = three_one["create_thing"].input_schema["properties"]
+    assert props["note"]["type"] == ["string", "null"]
+    assert props["kind"] == {"const": "thing"}
+    assert props["name"]["examples"] == ["lamp", "chair"]
+    assert props["size"] == {"type": "integer", "format": "int64", "default": 1}  # int64 stays an integer
+    assert props["color"] == {"type": "string", "enum": ["red", "green"], "default": "red"}
+    defs = three_one["create_thing"].input_schema["$defs"]
+    assert props["dims"]["$ref"].startswith("#/$defs/Dims")  # a schema's own $defs, referenced by pointer
+    assert defs[props["dims"]["$ref"].split("/")[-1]]["properties"]["w"] == {"type": "number"}
+
+
+def test_read_only_and_write_only_by_direction(three_one: dict[str, ToolSpec]) -> None:
+    tool = three_one["create_thing"]
+    assert "id" not in tool.input_schema["properties"] and "secret" in tool.input_schema["properties"]
+    assert tool.output_schema is not None
+    assert "id" in tool.output_schema["properties"] and "secret" not in tool.output_schema["properties"]
+
+
+def test_examples_are_summarized_in_the_description(three_one: dict[str, ToolSpec]) -> None:
+    assert 'Example arguments: {"name": "lamp", "size": 9007199254740993}' in three_one["create_thing"].description
+    assert 'Example arguments: {"id": 1}' in three_one["get_shape"].description
+    assert three_one["get_shape"].input_schema["properties"]["id"]["examples"] == [1]
+
+
+def test_one_of_and_discriminator_are_kept() -> None:
+    _, tools, _ = analyze(Config(spec=str(FIXTURES / "openapi31.yaml"), output_depth=None))  # full output schemas
+    out = {t.name: t for t in tools}["get_shape"].output_schema
+    assert out is not None
+    shape = out["$defs"]["Shape"]
+    assert shape["oneOf"] == [{"$ref": "#/$defs/Circle"}, {"$ref": "#/$defs/Square"}]
+    assert shape["discriminator"] == {
+        "propertyName": "kind",
+        "mapping": {"circle": "#/$defs/Circle", "square": "#/$defs/Square"},
+    }
+    assert out["$defs"]["Circle"]["properties"]["radius"] == {"anyOf": [{"type": "number"}, {"type": "null"}]}
+
+
+def test_circular_schema_is_a_finite_def(three_one: dict[str, ToolSpec]) -> None:
+    schema = three_one["put_tree"].input_schema
+    assert list(schema["$defs"]) == ["Node"]
+    assert schema["properties"]["parent"] == {"$ref": "#/$defs/Node"}
+    assert schema["$defs"]["Node"]["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
+    validator = jsonschema.Draft202012Validator(schema)
+    assert validator.is_valid({"value": "a", "children": [{"value": "b", "parent": {"value": "c"}}]})
+    assert not validator.is_valid({"children": [{"value": 1}]})
+
+
+def test_31_binary_parts_and_bodies(three_one: dict[str, ToolSpec]) -> None:
+    avatar = three_one["upload_avatar"]
+    image = avatar.input_schema["properties"]["image"]
+    assert image["required"] == ["content"] and image["properties"]["content"]["contentEncoding"] == "base64"
+    assert [(a.arg, a.file) for a in avatar.plan.args] == [("image", True), ("note", False)]
+    blob = three_one["put_blob"]
+    assert blob.input_schema["properties"]["body"]["contentEncoding"] == "base64"  # no schema: bytes
+    assert blob.input_schema["required"] == ["name", "body"]
+
+
+# -- OpenAPI 3.0 schema details --------------------------------------------------------------------------
+def test_30_nullable_all_of_and_int64(tmp_path: Path) -> None:
+    schemas = {
+        "Base": {"type": "object", "properties": {"id": {"type": "integer", "format": "int64"}}},
+        "Level": {"type": "string", "enum": ["low", "high"], "nullable": True},
+    }
+    body = {
+        "type": "object",
+        "properties": {
+            "merged": {
+                "allOf": [
+                    {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+                    {"type": "object", "properties": {"b": {"type": "integer", "format": "int64"}}},
+                ]
+            },
+            "untyped": {"allOf": [{"properties": {"a": {"type": "string"}}}, {"required": ["a"]}]},
+            "conflict": {
+                "allOf": [
+                    {"type": "object", "properties": {"a": {"type": "string"}}},
+                    {"type": "object", "properties": {"a": {"maxLength": 3}}},
+                ]
+            },
+            "described": {"allOf": [{"$ref": "#/components/schemas/Base"}], "description": "the base"},
+            "level": {"$ref": "#/components/schemas/Level"},
+            "maybe": {"allOf": [{"$ref": "#/components/schemas/Base"}], "nullable": True},
+            "count": {"type": "integer", "format": "int64", "nullable": True, "example": 3},
+        },
+    }
+    spec = mini_spec(
+        {
+            "/x": {
+                "post": {
+                    "operationId": "postX",
+                    "requestBody": {"content": {"application/json": {"schema": body}}},
+                    "responses": {"204": {"description": "ok"}},
+                }
+            }
+        },
+        components={"schemas": schemas},
+    )
+    props = tools_of(write_spec(tmp_path, spec))["post_x"].input_schema["properties"]
+    assert props["merged"] == {
+        "type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "integer", "format": "int64"}},
+        "required": ["a"],
+    }
+    assert props["untyped"] == {"properties": {"a": {"type": "string"}}, "required": ["a"]}  # no type invented
+    assert len(props["conflict"]["allOf"]) == 2  # the same property constrained twice: not merged
+    assert props["described"] == {"$ref": "#/$defs/Base", "description": "the base"}
+    assert props["count"] == {"type": ["integer", "null"], "format": "int64", "examples": [3]}
+    assert props["maybe"] == {"anyOf": [{"$ref": "#/$defs/Base"}, {"type": "null"}]}
+
+
+def test_30_nullable_enum_allows_null(tmp_path: Path) -> None:
+    spec = mini_spec(
+        {
+            "/x": {
+                "get": {
+                    "operationId": "getX",
+                    "parameters": [
+                        {
+                            "name": "level",
+                            "in": "query",
+                            "schema": {"type": "string", "enum": ["low"], "nullable": True},
+                        }
+                    ],
+                    "responses": {"204": {"description": "ok"}},
+                }
+            }
+        }
+    )
+    level = tools_of(write_spec(tmp_path, spec))["get_x"].input_schema["properties"]["level"]
+    assert level == {"type": ["string", "null"], "enum": ["low", None]}
+
+
+# -- $ref: files, URLs, components, only used definitions ---------------------------------------------------
+def _check_refs_tools(tools: dict[str, ToolSpec]) -> None:
+    assert sorted(tools) == ["create_customer", "get_order", "ping", "put_order"]
+    get_order = tools["get_order"]
+    assert get_order.input_schema["properties"] == {
+        "orderId": {"type": "integer", "format": "int64"},  # path-item parameter, via components/parameters
+        "page": {"type": "integer", "minimum": 1},  # components/parameters -> another file
+    }
+    assert get_order.plan.path == "/orders/{orderId}" and get_order.plan.method == "GET"
+    put_order = tools["put_order"].input_schema  # components/requestBodies -> schemas/order.yaml
+    assert put_order["required"] == ["orderId", "item"]
+    assert put_order["properties"]["customer"] == {
+        "$ref": "#/$defs/" + next(k for k in put_order["$defs"] if k.startswith("Customer"))
+    }
+    assert sorted(k.split("_")[0] for k in put_order["$defs"]) == ["Customer", "order"]
+    customer = tools["create_customer"].input_schema  # a path item in another file, circular schemas across files
+    name = next(k for k in customer["$defs"] if k.startswith("Customer"))
+    assert customer["$defs"][name]["properties"]["referrer"] == {"$ref": f"#/$defs/{name}"}
+    assert tools["ping"].input_schema == {"type": "object", "properties": {}}  # no $defs it does not use
+    assert "Unused" not in json.dumps([t.to_json() for t in tools.values()])
+
+
+def test_refs_to_files_components_and_path_items() -> None:
+    _check_refs_tools(tools_of(FIXTURES / "refs" / "main.yaml"))
+
+
+@pytest.fixture(scope="module")
+def served_refs() -> Iterator[Upstream]:
+    """fixtures/refs served over HTTP on 127.0.0.1."""
+    root = FIXTURES / "refs"
+
+    def serve(request: Any) -> Reply:
+        path = (root / request.path.lstrip("/")).resolve()
+        if root.resolve() not in path.parents or not path.is_file():
+            return Reply(404, b"not found", (("Content-Type", "text/plain"),))
+        return Reply(200, path.read_bytes(), (("Content-Type", "application/yaml"),))
+
+    with recording_upstream() as upstream:
+        upstream.respond_with(serve)
+        yield upstream
+
+
+def test_refs_over_http(served_refs: Upstream) -> None:
+    _check_refs_tools(tools_of(served_refs.url + "/main.yaml"))
+    fetched = {r.path for r in served_refs.requests}
+    assert {"/main.yaml", "/paths.yaml", "/parameters.yaml", "/schemas/order.yaml", "/schemas/customer.yaml"} <= fetched
+
+
+def test_ref_to_a_url_from_a_local_file(served_refs: Upstream, tmp_path: Path) -> None:
+    body = {"content": {"application/json": {"schema": {"$ref": served_refs.url + "/schemas/customer.yaml#/Customer"}}}}
+    spec = mini_spec(
+        {"/c": {"post": {"operationId": "postC", "requestBody": body, "responses": {"204": {"description": "ok"}}}}}
+    )
+    schema = tools_of(write_spec(tmp_path, spec))["post_c"].input_schema
+    assert set(schema["properties"]) == {"name", "referrer", "orders"}
+    assert sorted(k.split("_")[0] for k in schema["$defs"]) == ["Customer", "order"]
+
+
+def test_broken_external_ref_is_a_problem_not_a_crash(tmp_path: Path) -> None:
+    body = {"content": {"application/json": {"schema": {"$ref": "missing.yaml#/X"}}}}
+    spec = mini_spec(
+        {"/c": {"post": {"operationId": "postC", "requestBody": body, "responses": {"204": {"description": "ok"}}}}}
+    )
+    result = generate(Config(spec=str(write_spec(tmp_path, spec)), validate=False))
+    assert any("missing.yaml" in p.message for p in result.problems), [str(p) for p in result.problems]
+
+
+# -- argument names ----------------------------------------------------------------------------------------
+def test_argument_keys_are_safe_unique_and_deterministic() -> None:
+    wires = [
+        ("filter[status]", "query"),
+        ("filter_status", "query"),
+        ("$select", "query"),
+        ("名前", "query"),
+        ("naïve", "header"),
+        ("x" * 80, "query"),
+        ("id", "path"),
+        ("id", "body"),
+        ("page.size", "query"),
+    ]
+    keys = arg_keys(wires)
+    assert keys == arg_keys(list(wires))
+    assert len(set(keys)) == len(keys)
+    assert all(
+        len(k) <= 64 and k.replace("_", "").replace(".", "").replace("-", "").isalnum() and k.isascii() for k in keys
+    )
+    assert keys[:3] == ["filter_status_2", "filter_status", "select"]
+    assert keys[3].startswith("arg_") and keys[4] == "naive"
+    assert keys[5].startswith("x" * 40) and len(keys[5]) == 64
+    assert keys[6:] == ["id__path", "id__body", "page.size"]
+
+
+def test_generation_is_byte_deterministic(tmp_path: Path) -> None:
+    first = generate(Config(spec=str(FIXTURES / "styles.yaml"), output=tmp_path / "a"))
+    second = generate(Config(spec=str(FIXTURES / "styles.yaml"), output=tmp_path / "a"))
+    assert first.files and dict(first.files) == dict(second.files)
+    assert [str(p) for p in first.problems] == [str(p) for p in second.problems]
+    warned = [p for p in first.problems if p.level == Level.WARNING and "client-safe" in p.message]
+    assert {p.pointer for p in warned} == {
+        "/paths/~1odd-names/get/parameters/0",
+        "/paths/~1odd-names/get/parameters/1",
+        "/paths/~1odd-names/get/parameters/3",
+    }
+
+
+def test_odd_operation_ids_give_readable_unique_tool_names(tmp_path: Path) -> None:
+    ok = {"204": {"description": "ok"}}
+    spec = mini_spec(
+        {
+            "/users/{id}": {"get": {"operationId": "ユーザー取得", "responses": ok}},
+            "/cafés": {
+                "get": {"operationId": "listCafés", "responses": ok},
+                "post": {"operationId": "list-cafés", "responses": ok},
+            },
+        }
+    )
+    api, tools, problems = analyze(Config(spec=str(write_spec(tmp_path, spec)), validate=False))
+    names = sorted(t.name for t in tools)
+    assert names == ["get_users_id", "list_cafes", "list_cafes_2"]
+    messages = [(p.pointer, p.message) for p in problems]
+    assert any(pointer == "/paths/~1users~1{id}/get" and "nothing usable" in m for pointer, m in messages), messages
+    assert any(pointer == "/paths/~1cafés/post" and "already used" in m for pointer, m in messages), messages

@@ -1,0 +1,170 @@
+"""tools/list size by design: output schemas loosened below --output-depth (never stricter than the full
+schema), --compact, and the largest corpus specs kept to a bounded size."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from codegen.config import Config
+from codegen.pipeline import analyze
+from codegen.tools import ToolSpec
+from conftest import mini_spec, write_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+
+C = {  # three $ref hops down: Order -> Customer -> Address -> Country
+    "Order": {
+        "type": "object",
+        "required": ["id", "customer"],
+        "properties": {
+            "id": {"type": "integer", "example": 7},
+            "customer": {"$ref": "#/components/schemas/Customer"},
+            "lines": {"type": "array", "items": {"$ref": "#/components/schemas/Line"}},
+            "note": {"type": "string", "nullable": True, "description": "free text"},
+        },
+    },
+    "Customer": {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string", "description": "[docs](https://example.invalid/x) full name"},
+            "address": {"$ref": "#/components/schemas/Address"},
+        },
+        "not": {"required": ["forbidden"]},
+    },
+    "Address": {
+        "type": "object",
+        "nullable": True,
+        "properties": {"country": {"$ref": "#/components/schemas/Country"}},
+        "discriminator": {"propertyName": "kind"},
+    },
+    "Country": {"type": "string", "enum": ["DE", "FR"]},
+    "Line": {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer", "minimum": 1}}},
+}
+
+
+def order_spec() -> dict[str, Any]:
+    ok = {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Order"}}}}
+    many = {
+        "description": "ok",
+        "content": {"application/json": {"schema": {"type": "array", "items": {"$ref": "#/components/schemas/Order"}}}},
+    }
+    return mini_spec(
+        {
+            "/orders/{id}": {
+                "get": {
+                    "operationId": "getOrder",
+                    "summary": "Get an order",
+                    "description": "Reads one order. See [the guide](https://example.invalid/guide).\n\nMore text.",
+                    "parameters": [
+                        {
+                            "name": "id",
+                            "in": "path",
+                            "required": True,
+                            "description": "Order id, see [ids](https://example.invalid/ids).",
+                            "schema": {"type": "integer"},
+                        }
+                    ],
+                    "responses": {"200": ok, "404": {"description": "no such order"}},
+                }
+            },
+            "/orders": {"get": {"operationId": "listOrders", "responses": {"200": many}}},
+        },
+        components={"schemas": C},
+    )
+
+
+def tools_with(tmp_path: Path, **options: Any) -> dict[str, ToolSpec]:
+    path = write_spec(tmp_path, order_spec())
+    _, tools, _ = analyze(Config(spec=str(path), **options))
+    return {t.name: t for t in tools}
+
+
+VALID = [  # each matches the full schema
+    {"id": 1, "customer": {"name": "a"}},
+    {"id": 2, "customer": {"name": "b", "address": None}, "note": None},
+    {"id": 3, "customer": {"name": "c", "address": {"country": "DE"}}, "lines": [{"sku": "x", "qty": 2}]},
+]
+
+
+@pytest.mark.parametrize("depth", [0, 1, 2])
+def test_loosened_output_schema_accepts_every_valid_response(tmp_path: Path, depth: int) -> None:
+    full = tools_with(tmp_path, output_depth=None)
+    cut = tools_with(tmp_path, output_depth=depth)
+    for name in ("get_order", "list_orders"):
+        strict, loose = full[name].output_schema, cut[name].output_schema
+        assert strict is not None and loose is not None
+        jsonschema.Draft202012Validator.check_schema(loose)
+        assert len(json.dumps(loose)) < len(json.dumps(strict))
+        wrap = name == "list_orders"
+        for instance in VALID:
+            value = {"result": [instance]} if wrap else instance
+            jsonschema.validate(value, strict)
+            jsonschema.validate(value, loose)
+        deep_wrong = {"id": 4, "customer": {"name": "d", "address": {"country": "XX"}}}
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({"result": [deep_wrong]} if wrap else deep_wrong, strict)
+        if depth < 2:  # Country is loosened to its type: a wrong enum value passes, a wrong type does not
+            jsonschema.validate({"result": [deep_wrong]} if wrap else deep_wrong, loose)
+        top_wrong = {"id": "not a number"}
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({"result": [top_wrong]} if wrap else top_wrong, loose)
+        text = json.dumps(loose)
+        assert "examples" not in text and "discriminator" not in text and '"not"' not in text
+
+
+def test_default_depth_keeps_root_properties_and_types_of_what_it_cuts(tmp_path: Path) -> None:
+    out = tools_with(tmp_path)["get_order"].output_schema
+    assert out is not None
+    assert out["properties"]["customer"] == {"type": "object"}
+    assert out["properties"]["note"] == {"type": ["string", "null"], "description": "free text"}
+    assert "$defs" not in out
+    items = tools_with(tmp_path)["list_orders"].output_schema
+    assert items is not None  # a wrapped result counts from its items: Order's own properties are kept
+    assert items["$defs"]["Order"]["properties"]["customer"] == {"type": "object"}
+
+
+def test_compact_drops_output_schemas_errors_and_link_urls(tmp_path: Path) -> None:
+    full = tools_with(tmp_path)["get_order"].to_json()
+    small = tools_with(tmp_path, compact=True)["get_order"].to_json()
+    assert "outputSchema" in full and "outputSchema" not in small
+    assert "Errors: 404" in full["description"]
+    assert small["description"] == "Get an order\n\nReads one order. See the guide.\n\nGET /orders/{id}"
+    assert small["inputSchema"]["properties"]["id"]["description"] == "Order id, see ids."
+    assert "title" not in small["annotations"] and small["title"] == "Get an order"
+    assert len(json.dumps(small)) < len(json.dumps(full)) * 0.6
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "limit", "compact_limit"), [("github", 3.3e6, 1.6e6), ("stripe", 2.8e6, 1.25e6)])
+def test_large_corpus_specs_stay_small(name: str, limit: float, compact_limit: float) -> None:
+    listing = subprocess.run(
+        [sys.executable, str(ROOT / "tools/list-specs"), "--named", "--tsv"], capture_output=True, text=True, check=True
+    )
+    spec = next(line.split("\t")[1] for line in listing.stdout.splitlines() if line.split("\t")[0] == name)
+    for compact, bound in ((False, limit), (True, compact_limit)):
+        _, tools, _ = analyze(Config(spec=spec, compact=compact))
+        listed = [t.to_json() for t in tools]
+        size = len(json.dumps(listed, separators=(",", ":")))
+        assert size < bound, (name, compact, size)
+        for tool in listed[:: max(1, len(listed) // 60)]:  # a spread sample: valid 2020-12, all refs defined
+            for key in ("inputSchema", "outputSchema"):
+                if key in tool:
+                    jsonschema.Draft202012Validator.check_schema(tool[key])
+                    refs = {r[len("#/$defs/") :] for r in _refs(tool[key])}
+                    assert refs <= set(tool[key].get("$defs", {})), (tool["name"], refs)
+
+
+def _refs(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        return [v for k, v in node.items() if k == "$ref"] + [r for v in node.values() for r in _refs(v)]
+    if isinstance(node, list):
+        return [r for v in node for r in _refs(v)]
+    return []
