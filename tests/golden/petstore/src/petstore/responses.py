@@ -73,7 +73,7 @@ def to_result(
         except ValueError:
             pass  # not JSON after all: passed on as text below
         else:
-            text = body.decode("utf-8", errors="replace")
+            text = _decode(body, content_type)
             if not structured:
                 return types.CallToolResult(
                     content=[types.TextContent(type="text", text=text)]
@@ -105,7 +105,7 @@ def to_result(
             and not reply.truncated
         )
     ):
-        text = body.decode(_charset(content_type), errors="replace")
+        text = _decode(body, content_type)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text + note)],
             structured_content=empty,

@@ -12,9 +12,7 @@ from dataclasses import dataclass, field
 
 ENV_PREFIX = "PETSTORE"
 DEFAULT_BASE_URL: str | None = "http://petstore.swagger.io/v2"
-DEFAULT_TIMEOUT = (
-    30.0  # seconds without progress while sending or reading (per attempt)
-)
+DEFAULT_TIMEOUT = 30.0  # seconds without data, per attempt
 DEFAULT_CONNECT_TIMEOUT = 10.0  # seconds to open a connection
 DEFAULT_TOTAL_TIMEOUT = 120.0  # seconds for the whole call, retries and waits included
 DEFAULT_RETRIES = (

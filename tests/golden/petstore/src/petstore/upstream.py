@@ -17,13 +17,18 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import anyio
-import httpx
 
 from .requests import Request
 from .settings import Settings
+
+if (
+    TYPE_CHECKING
+):  # httpx itself is imported at the first request: start-up does not need it
+    import httpx
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
@@ -82,13 +87,15 @@ class Upstream:
         self._transport = transport
         self._user_agent = user_agent
         self._client: httpx.AsyncClient | None = None
-        self._origin = httpx.URL(settings.base_url or "http://invalid")
+        self._origin = _origin(settings.base_url or "http://invalid")
         self._limiter = (
             RateLimiter(settings.rate_limit) if settings.rate_limit > 0 else None
         )
 
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
+            import httpx
+
             s = self.settings
             self._client = httpx.AsyncClient(
                 base_url=s.base_url or "",
@@ -110,11 +117,16 @@ class Upstream:
             self._client = None
 
     def same_origin(self, url: httpx.URL) -> bool:
-        o = self._origin
-        return (url.scheme, url.host, url.port) == (o.scheme, o.host, o.port)
+        return (
+            url.scheme,
+            url.host,
+            url.port or _PORTS.get(url.scheme),
+        ) == self._origin
 
     async def fetch(self, request: Request, on_retry: OnRetry | None = None) -> Reply:
         """Send `request` (retrying when safe) and read its answer, within the total deadline."""
+        import httpx
+
         s = self.settings
         deadline = time.monotonic() + s.total_timeout
         idempotent = request.method in IDEMPOTENT
@@ -188,6 +200,8 @@ class Upstream:
         await anyio.sleep(min(delay, max(deadline - time.monotonic(), 0.0)))
 
     async def _attempt(self, request: Request, retries: int) -> Reply:
+        import httpx
+
         client = self.client()
         method, target, content = request.method, request.target, request.content
         for _ in range(MAX_REDIRECTS + 1):
@@ -274,7 +288,18 @@ def _retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or _PORTS.get(scheme)
+
+
+_PORTS = {"http": 80, "https": 443}
+
+
 def _describe(exc: httpx.HTTPError, timeout: float = 0.0) -> str:
+    import httpx
+
     if isinstance(exc, httpx.ConnectTimeout):
         return "Could not connect to the API: the connection timed out."
     if isinstance(exc, httpx.ConnectError):
