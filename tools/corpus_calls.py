@@ -27,6 +27,7 @@ import json
 import math
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import threading
@@ -380,12 +381,16 @@ def credentials(spec: str) -> list[tuple[str, str, str]]:
 
 
 # -- one spec -------------------------------------------------------------------------------------------------
-def env_prefix(out: Path, package: str) -> str:
-    text = (out / "src" / package / "settings.py").read_text(encoding="utf-8")
-    match = re.search(r'^ENV_PREFIX = "([^"]+)"', text, re.M)
-    if not match:
-        raise RuntimeError("ENV_PREFIX not found in settings.py")
-    return match.group(1)
+def server_environment(out: Path, package: str, base_url: str) -> dict[str, str]:
+    """What the generated server is started with: its base URL, and a dummy value for every credential variable it
+    reads (so calls to secured operations reach Prism instead of stopping at "set <PREFIX>_<SCHEME>")."""
+    env = {"PYTHONPATH": str(out / "src"), "PYTHONDONTWRITEBYTECODE": "1"}
+    probe = f"from {package} import settings as s; " "print(s.ENV_PREFIX); print(*s.CREDENTIAL_VARIABLES, sep='\\n')"
+    lines = subprocess.run(
+        [sys.executable, "-c", probe], env=env, check=True, capture_output=True, text=True, timeout=60
+    ).stdout.split()
+    prefix, credentials = lines[0], lines[1:]
+    return env | {f"{prefix}_BASE_URL": base_url} | {name: "corpus-credential" for name in credentials}
 
 
 def call_spec(spec: str, out: Path, package: str, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -415,11 +420,7 @@ async def _call_all(
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", package],
-        env={
-            "PYTHONPATH": str(out / "src"),
-            "PYTHONDONTWRITEBYTECODE": "1",
-            f"{env_prefix(out, package)}_BASE_URL": recorder.url,
-        },
+        env=server_environment(out, package, recorder.url),
         cwd=str(out),
     )
     with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
