@@ -13,15 +13,12 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
 
-from conftest import PETSTORE
-from support.prism import prism_server
 from test_clients import readme_snippets
 
 pytestmark = pytest.mark.slow
@@ -83,17 +80,6 @@ def image_bin(build_context: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     )
     assert pip.returncode == 0, pip.stderr[-3000:]
     return venv / "bin"
-
-
-@pytest.fixture(scope="module")
-def prism_url() -> Iterator[str]:
-    with prism_server(PETSTORE) as url:
-        yield url
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def free_port() -> int:

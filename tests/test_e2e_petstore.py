@@ -9,19 +9,16 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import mcp.types as types
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
-from conftest import PETSTORE
 from support.inspector import run_inspector
-from support.prism import prism_server
+from support.package_checks import assert_package_is_clean
 
 pytestmark = pytest.mark.slow
-BIN = Path(sys.executable).parent
 
 
 @pytest.fixture(scope="module")
@@ -39,17 +36,6 @@ def server_bin(petstore_package: Path, tmp_path_factory: pytest.TempPathFactory)
     return venv / "bin" / "petstore"
 
 
-@pytest.fixture(scope="module")
-def prism_url() -> Iterator[str]:
-    with prism_server(PETSTORE) as url:
-        yield url
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def text_of(result: types.CallToolResult) -> str:
     block = result.content[0]
     assert isinstance(block, types.TextContent)
@@ -57,29 +43,7 @@ def text_of(result: types.CallToolResult) -> str:
 
 
 def test_generated_code_is_formatted_typed_and_its_tests_pass(petstore_package: Path) -> None:
-    black = subprocess.run(
-        [str(BIN / "black"), "--check", "-q", "src", "tests"], cwd=petstore_package, capture_output=True, text=True
-    )
-    assert black.returncode == 0, black.stderr
-    mypy = subprocess.run(
-        [str(BIN / "mypy"), "--strict", "--no-incremental", "src"],
-        cwd=petstore_package,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert mypy.returncode == 0, mypy.stdout
-    env = {**os.environ, "PYTHONPATH": str(petstore_package / "src")}
-    tests = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=petstore_package,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert tests.returncode == 0, tests.stdout[-3000:]
-    assert " passed" in tests.stdout
+    assert_package_is_clean(petstore_package)
 
 
 @pytest.mark.anyio

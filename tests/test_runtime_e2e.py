@@ -32,6 +32,7 @@ from mcp import Client
 
 from conftest import generate_into, write_spec
 from support.upstream import Answer, Upstream, upstream_server
+from support.package_checks import assert_package_is_clean
 
 pytestmark = pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
 PKG = "rtapi"
@@ -177,11 +178,6 @@ def api() -> Iterator[Upstream]:
 def upstream(api: Upstream) -> Upstream:
     api.reset()
     return api
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def make(server_module: ModuleType, upstream: Upstream, **options: Any) -> Any:
@@ -682,26 +678,4 @@ async def test_http_transport_token_health_and_statelessness(package: Path, upst
 @pytest.mark.slow
 def test_generated_runtime_package_is_formatted_typed_and_its_tests_pass(package: Path) -> None:
     """The package with every kind of security scheme: black, mypy --strict, and its own tests."""
-    bin_dir = Path(sys.executable).parent
-    black = subprocess.run(
-        [str(bin_dir / "black"), "--check", "-q", "src", "tests"], cwd=package, capture_output=True, text=True
-    )
-    assert black.returncode == 0, black.stderr
-    mypy = subprocess.run(
-        [str(bin_dir / "mypy"), "--strict", "--no-incremental", "src", "tests"],
-        cwd=package,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert mypy.returncode == 0, mypy.stdout
-    env = {**os.environ, "PYTHONPATH": str(package / "src")}
-    tests = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=package,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert tests.returncode == 0 and " passed" in tests.stdout, tests.stdout[-3000:]
+    assert_package_is_clean(package)

@@ -14,9 +14,6 @@ import mcp.types as types
 import pytest
 from mcp import Client
 
-from conftest import PETSTORE
-from support.prism import prism_server
-
 pytestmark = pytest.mark.slow
 
 
@@ -29,17 +26,6 @@ def petstore(petstore_package: Path) -> Iterator[ModuleType]:
         sys.path.remove(str(petstore_package / "src"))
         for name in [m for m in sys.modules if m == "petstore" or m.startswith("petstore.")]:
             del sys.modules[name]
-
-
-@pytest.fixture(scope="module")
-def prism_url() -> Iterator[str]:
-    with prism_server(PETSTORE) as url:
-        yield url
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def text_of(result: types.CallToolResult) -> str:
