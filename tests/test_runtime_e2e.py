@@ -14,7 +14,6 @@ import importlib
 import json
 import logging
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -33,6 +32,7 @@ from mcp import Client
 from conftest import generate_into, write_spec
 from support.upstream import Answer, Upstream, upstream_server
 from support.package_checks import assert_package_is_clean
+from support.servers import free_port
 
 pytestmark = pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
 PKG = "rtapi"
@@ -634,19 +634,13 @@ def test_stdio_keeps_stdout_for_protocol_and_logs_audit_to_stderr(package: Path,
     assert not any(secret in stderr for secret in SECRETS.values() if len(secret) > 5)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.anyio
 async def test_http_transport_token_health_and_statelessness(package: Path, upstream: Upstream) -> None:
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
     upstream.script("/auth/bearer", Answer(200, JSON, b'{"ok": true}'))
-    port = _free_port()
+    port = free_port()
     env = _env(package, upstream, **{f"{PREFIX}_MCP_TOKEN": "mcp-door-key"})
     process = subprocess.Popen(
         [sys.executable, "-m", PKG, "--transport", "http", "--port", str(port)], env=env, stderr=subprocess.PIPE

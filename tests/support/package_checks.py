@@ -33,3 +33,17 @@ def assert_package_is_clean(package: Path) -> None:
         timeout=600,
     )
     assert tests.returncode == 0 and " passed" in tests.stdout, tests.stdout[-3000:]
+
+
+def install_into_new_venv(venv: Path, target: str, cwd: Path | None = None) -> Path:
+    """`pip install TARGET` into a new virtual environment at `venv`; returns its bin folder."""
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    pip = subprocess.run(
+        [str(venv / "bin/pip"), "install", "--disable-pip-version-check", "-q", target],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    return venv / "bin"
