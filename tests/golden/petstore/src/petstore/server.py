@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # for annotations only (.upstream imports httpx itself)
 
 NAME = "petstore"
 VERSION = "1.0.0"
+WARM_DELAY = 0.5  # seconds after the first tools/list before the argument and result checks are compiled
 PROGRESS_INTERVAL = (
     2.0  # seconds between progress notifications while a call waits for the API
 )
@@ -145,13 +146,15 @@ def build_server(
     structured = {name: schema is not None for name, schema in output_schemas.items()}
     inputs = Validators(schemas)
     outputs = Validators(output_schemas)
-    for validators in (
-        inputs,
-        outputs,
-    ):  # compiled while the client connects, not on the first call
-        threading.Thread(
-            target=validators.warm, name="compile-schemas", daemon=True
-        ).start()
+
+    # Compiled in the background shortly after the first tools/list (while the client reads it), so neither
+    # start-up nor the first call waits for it; a call that comes sooner compiles them itself.
+    def warm() -> None:
+        inputs.warm()
+        outputs.warm()
+
+    warming = threading.Timer(WARM_DELAY, warm)
+    warming.daemon = True
     upstream = Upstream(
         settings, transport, user_agent=f"{NAME}/{VERSION} (mcp-codegen)"
     )
@@ -194,6 +197,8 @@ def build_server(
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams
     ) -> dict[str, Any]:
+        if not warming.is_alive() and not warming.finished.is_set():
+            warming.start()
         return listing
 
     async def set_level(
