@@ -113,14 +113,21 @@ async def event_loop_stdio() -> AsyncIterator[tuple[Any, Any] | None]:
         yield None
         return
     loop = asyncio.get_running_loop()
-    wire_in, wire_out = os.dup(0), os.dup(1)
-    saved_in, saved_out = os.dup(0), os.dup(1)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    os.dup2(2, 1)
+    try:
+        wire_in, wire_out = os.dup(0), os.dup(1)
+        saved_in, saved_out = os.dup(0), os.dup(1)
+        null = os.open(os.devnull, os.O_RDWR)
+    except OSError:  # out of descriptors, or similar: the SDK's default copes
+        yield None
+        return
     transports: list[asyncio.BaseTransport] = []
     try:
+        os.dup2(null, 0)
+        try:
+            os.dup2(2, 1)
+        except OSError:  # no stderr: stray output is dropped
+            os.dup2(null, 1)
+        os.close(null)
         stream = asyncio.StreamReader(limit=LINE_LIMIT)
         reader, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(stream),
