@@ -186,7 +186,9 @@ class Auth:
                     request, "Cookie", f"{existing}; {cookie}" if existing else cookie
                 )
             return _header(request, scheme["name"], value)
-        if kind == "http":  # bearer and any other token-carrying HTTP scheme
+        if (
+            kind == "http"
+        ):  # bearer; any other scheme (digest, custom) sends "<Scheme> <value>" as set
             prefix = (
                 "Bearer"
                 if scheme["scheme"] in ("", "bearer")

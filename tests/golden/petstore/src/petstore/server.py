@@ -436,7 +436,7 @@ def environment_help() -> str:
         f"  {ENV_PREFIX}_RETRIES             retries of idempotent requests (default 2)",
         f"  {ENV_PREFIX}_BACKOFF             seconds before the first retry, doubled each time (default 0.5)",
         f"  {ENV_PREFIX}_RATE_LIMIT          requests per second to the API (default 0: no limit)",
-        f"  {ENV_PREFIX}_MAX_CONNECTIONS     connection pool size (default 20)",
+        f"  {ENV_PREFIX}_MAX_CONNECTIONS     requests in flight at once, and pooled connections (default 20)",
         f"  {ENV_PREFIX}_MAX_RESPONSE_BYTES  response size cap (default 1000000)",
         f"  {ENV_PREFIX}_PROGRESS_INTERVAL   seconds between progress notifications of a waiting call (default 2; 0: none)",
         f"  {ENV_PREFIX}_LOG_LEVEL           stderr log level (default INFO: one audit line per call)",
