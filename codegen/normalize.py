@@ -398,7 +398,8 @@ class _Normalizer:
         return tuple(alternatives)
 
     def check_requirement(self, keys: list[str], at: Ref) -> None:
-        """Warn (once per requirement) when several of its schemes need the Authorization header."""
+        """Warn (once per requirement) when its schemes need the Authorization header in different ways
+        (bearer tokens can share it: one is sent)."""
         if len(keys) < 2 or at.pointer in self._warned_security:
             return
         components = self.doc.get("components")
@@ -413,27 +414,33 @@ class _Normalizer:
                 )
             except RefError:
                 continue
-            if isinstance(scheme, dict) and _uses_authorization(scheme):
-                clashing.append(key)
-        if len(clashing) > 1:
+            family = _authorization_family(key, scheme) if isinstance(scheme, dict) else None
+            if family is not None:
+                clashing.append((key, family))
+        if len({family for _, family in clashing}) > 1:
             self._warned_security.add(at.pointer)
             self.warn(
-                f"security requirement combines {', '.join(repr(k) for k in clashing)}, which all need the "
+                f"security requirement combines {', '.join(repr(k) for k, _ in clashing)}, which all need the "
                 "Authorization header: one request cannot carry them, so the generated server cannot use this "
                 "requirement (a call that has no other alternative returns an error)",
                 at,
             )
 
 
-def _uses_authorization(scheme: dict[str, Any]) -> bool:
-    """Whether a security scheme object sends its credential in the Authorization header."""
+def _authorization_family(key: str, scheme: dict[str, Any]) -> str | None:
+    """What a security scheme puts in the Authorization header: "bearer" for a bearer token (http bearer,
+    OAuth2, OpenID Connect: one header can serve several), its key for another use, None for none."""
     kind = scheme.get("type")
-    if kind in ("http", "oauth2", "openIdConnect"):
-        return True
+    if kind in ("oauth2", "openIdConnect") or (
+        kind == "http" and _text(scheme.get("scheme")).lower() in ("", "bearer")
+    ):
+        return "bearer"
     name = scheme.get("name")
-    return (
+    if kind == "http" or (
         kind == "apiKey" and scheme.get("in") == "header" and isinstance(name, str) and name.lower() == "authorization"
-    )
+    ):
+        return key
+    return None
 
 
 def _examples(node: dict[str, Any]) -> tuple[Any, ...]:

@@ -140,6 +140,8 @@ RUNTIME_SPEC: dict[str, Any] = {
         # basic AND bearer both need the Authorization header: never sendable; the OR falls through
         "/auth/clash": {"get": op("authClash", [{"basic": [], "bearer": []}])},
         "/auth/clash-or": {"get": op("authClashOr", [{"basic": [], "bearer": []}, {"hdrKey": []}])},
+        # bearer tokens required together (as Google's Oauth2 + Oauth2c flows): one header, either token
+        "/auth/tokens": {"get": op("authTokens", [{"bearer": [], "oidc": []}])},
     },
 }
 SECRETS = {
@@ -276,6 +278,14 @@ def test_schemes_sharing_authorization_are_reported_at_generation(tmp_path: Path
         (Level.WARNING, "/paths/~1auth~1clash-or/get/security/0"),
     ]
     assert "'basic', 'bearer'" in clashes[0].message
+    # a document-wide requirement is reported once, where it is written
+    document = {
+        **RUNTIME_SPEC,
+        "security": [{"hdrKey": []}, {"basic": [], "oidc": []}],
+        "paths": {p: {"get": op(p.strip("/"))} for p in ("/one", "/two")},
+    }
+    _, _, problems = analyze(Config(spec=str(write_spec(tmp_path, document, "doc.yaml")), output=tmp_path / "o2"))
+    assert [p.pointer for p in problems if "Authorization header" in p.message] == ["/security/1"]
 
 
 @pytest.mark.anyio
@@ -292,6 +302,16 @@ async def test_schemes_sharing_authorization_are_not_combined(server_module: Mod
     (sent,) = upstream.requests  # only the fallback was sent, with the API key alone
     assert sent.path == "/auth/clash-or" and sent.headers["x-api-key"] == "hdr-secret-1"
     assert "authorization" not in sent.headers
+    upstream.script("/auth/tokens", Answer(200, JSON, b"{}"))
+    only_oidc = {f"{PREFIX}_OIDC": SECRETS[f"{PREFIX}_OIDC"]}
+    for credentials in (SECRETS, only_oidc, {}):
+        result = await call(make(server_module, upstream, credentials=credentials), "auth_tokens", {})
+        assert result.is_error is (not credentials), text_of(result)
+    assert [r.headers["authorization"] for r in upstream.for_path("/auth/tokens")] == [
+        "Bearer bearer-secret-4",
+        "Bearer oidc-secret-8",
+    ]
+    assert f"set {PREFIX}_BEARER or {PREFIX}_OIDC in" in text_of(result)
 
 
 @pytest.mark.anyio

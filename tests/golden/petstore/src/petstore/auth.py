@@ -106,7 +106,7 @@ class Auth:
             if reasons or clash:
                 impossible.append("; ".join(reasons + ([clash] if clash else [])))
                 continue
-            lacking = [m for key in alternative for m in self._missing(key)]
+            lacking = self._lacking(alternative)
             if not lacking:
                 chosen = alternative
                 break
@@ -132,9 +132,34 @@ class Auth:
                     + ".)"
                 )
             raise AuthError(message)
+        bearer = next(
+            (
+                k
+                for k in chosen
+                if authorization_family(k) == "bearer" and not self._missing(k)
+            ),
+            None,
+        )
         for key, scopes in chosen.items():
-            request = await self._apply_one(key, tuple(scopes), request)
+            if (
+                authorization_family(key) != "bearer" or key == bearer
+            ):  # one bearer token for them all
+                request = await self._apply_one(key, tuple(scopes), request)
         return request
+
+    def _lacking(self, alternative: Mapping[str, Sequence[str]]) -> list[str]:
+        """What to set for `alternative`: each scheme's variables, except that the bearer-token schemes
+        of one requirement share the Authorization header, so any one of them will do.
+        """
+        bearers = [key for key in alternative if authorization_family(key) == "bearer"]
+        lacking = [
+            m for key in alternative if key not in bearers for m in self._missing(key)
+        ]
+        if bearers and all(self._missing(key) for key in bearers):
+            lacking.append(
+                " or ".join(m for key in bearers for m in self._missing(key))
+            )
+        return lacking
 
     def _missing(self, key: str) -> list[str]:
         """The variables to set for scheme `key` (a usable one), or [] when its credentials are configured."""
@@ -267,22 +292,34 @@ def _unusable(key: str) -> str | None:
     return None
 
 
-def uses_authorization(key: str) -> bool:
-    """Whether scheme `key` sends its credential in the Authorization header."""
+def authorization_family(key: str) -> str | None:
+    """What scheme `key` puts in the Authorization header: "bearer" for a bearer token (http bearer, OAuth2,
+    OpenID Connect: such schemes can share one header), its own key for any other use, None for none.
+    """
     scheme = SCHEMES.get(key, {})
-    if scheme.get("kind") in ("basic", "http", "oauth2"):
-        return True
-    return (
-        scheme.get("kind") == "apiKey"
+    kind = scheme.get("kind")
+    if kind == "oauth2" or (kind == "http" and scheme["scheme"] in ("", "bearer")):
+        return "bearer"
+    if kind in ("basic", "http"):
+        return key
+    if (
+        kind == "apiKey"
         and scheme["in"] == "header"
         and scheme["name"].lower() == "authorization"
-    )
+    ):
+        return key
+    return None
+
+
+def uses_authorization(key: str) -> bool:
+    """Whether scheme `key` sends its credential in the Authorization header."""
+    return authorization_family(key) is not None
 
 
 def _clash(alternative: Mapping[str, Sequence[str]]) -> str | None:
     """Why the schemes of one (AND) requirement cannot be sent together; None when they can."""
     needing = [key for key in alternative if uses_authorization(key)]
-    if len(needing) < 2:
+    if len({authorization_family(key) for key in needing}) < 2:
         return None
     names = " and ".join(repr(key) for key in needing)
     return f"security schemes {names} are required together but each needs the Authorization header"

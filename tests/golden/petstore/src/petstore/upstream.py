@@ -93,9 +93,8 @@ class Upstream:
         self._limiter = (
             RateLimiter(settings.rate_limit) if settings.rate_limit > 0 else None
         )
-        self._slots = anyio.CapacityLimiter(
-            settings.max_connections
-        )  # requests in flight
+        # requests in flight at once
+        self._slots = anyio.CapacityLimiter(settings.max_connections)
 
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
