@@ -72,6 +72,7 @@ class _Normalizer:
         self.resolver = resolver
         self.root = resolver.root
         self.problems: list[Problem] = []
+        self._warned_security: set[str] = set()  # pointers of requirements already reported
 
     # -- reporting ----------------------------------------------------------------------------------
     def warn(self, message: str, at: Ref) -> None:
@@ -214,7 +215,10 @@ class _Normalizer:
             parameters=params,
             body=self.body(op.get("requestBody"), at.child("requestBody")) if "requestBody" in op else None,
             responses=responses,
-            security=self.security(op.get("security", self.doc.get("security")), at),
+            security=self.security(
+                op.get("security", self.doc.get("security")),
+                at.child("security") if "security" in op else self.root.child("security"),
+            ),
             extensions=tuple(sorted((k, v) for k, v in op.items() if k.startswith("x-mcp-"))),
             at=at,
         )
@@ -378,10 +382,11 @@ class _Normalizer:
             )
 
     def security(self, node: Any, at: Ref) -> Security:
+        """The requirements (alternatives of schemes -> scopes) at `at`, the operation's or the document's."""
         if not isinstance(node, list):
             return ()
         alternatives = []
-        for requirement in node:
+        for index, requirement in enumerate(node):
             if isinstance(requirement, dict):
                 alternatives.append(
                     tuple(
@@ -389,7 +394,53 @@ class _Normalizer:
                         for key, scopes in sorted(requirement.items())
                     )
                 )
+                self.check_requirement([str(key) for key in sorted(requirement)], at.child(index))
         return tuple(alternatives)
+
+    def check_requirement(self, keys: list[str], at: Ref) -> None:
+        """Warn (once per requirement) when its schemes need the Authorization header in different ways
+        (bearer tokens can share it: one is sent)."""
+        if len(keys) < 2 or at.pointer in self._warned_security:
+            return
+        components = self.doc.get("components")
+        schemes = components.get("securitySchemes") if isinstance(components, dict) else None
+        clashing = []
+        if not isinstance(schemes, dict):
+            return
+        for key in keys:
+            try:
+                scheme, _ = self.resolver.resolve(
+                    schemes.get(key), self.root.child("components", "securitySchemes", key)
+                )
+            except RefError:
+                continue
+            family = _authorization_family(key, scheme) if isinstance(scheme, dict) else None
+            if family is not None:
+                clashing.append((key, family))
+        if len({family for _, family in clashing}) > 1:
+            self._warned_security.add(at.pointer)
+            self.warn(
+                f"security requirement combines {', '.join(repr(k) for k, _ in clashing)}, which all need the "
+                "Authorization header: one request cannot carry them, so the generated server cannot use this "
+                "requirement (a call that has no other alternative returns an error)",
+                at,
+            )
+
+
+def _authorization_family(key: str, scheme: dict[str, Any]) -> str | None:
+    """What a security scheme puts in the Authorization header: "bearer" for a bearer token (http bearer,
+    OAuth2, OpenID Connect: one header can serve several), its key for another use, None for none."""
+    kind = scheme.get("type")
+    if kind in ("oauth2", "openIdConnect") or (
+        kind == "http" and _text(scheme.get("scheme")).lower() in ("", "bearer")
+    ):
+        return "bearer"
+    name = scheme.get("name")
+    if kind == "http" or (
+        kind == "apiKey" and scheme.get("in") == "header" and isinstance(name, str) and name.lower() == "authorization"
+    ):
+        return key
+    return None
 
 
 def _examples(node: dict[str, Any]) -> tuple[Any, ...]:

@@ -29,6 +29,9 @@ import mcp.types as types
 import pytest
 from mcp import Client
 
+from codegen.config import Config
+from codegen.pipeline import analyze
+from codegen.problems import Level
 from conftest import generate_into, write_spec
 from support.upstream import Answer, Upstream, upstream_server
 from support.package_checks import assert_package_is_clean
@@ -134,6 +137,11 @@ RUNTIME_SPEC: dict[str, Any] = {
         "/auth/both": {"get": op("authBoth", [{"hdrKey": [], "bearer": []}])},
         "/auth/default": {"get": op("authDefault")},
         "/auth/mtls": {"get": op("authMtls", [{"mtls": []}])},
+        # basic AND bearer both need the Authorization header: never sendable; the OR falls through
+        "/auth/clash": {"get": op("authClash", [{"basic": [], "bearer": []}])},
+        "/auth/clash-or": {"get": op("authClashOr", [{"basic": [], "bearer": []}, {"hdrKey": []}])},
+        # bearer tokens required together (as Google's Oauth2 + Oauth2c flows): one header, either token
+        "/auth/tokens": {"get": op("authTokens", [{"bearer": [], "oidc": []}])},
     },
 }
 SECRETS = {
@@ -260,6 +268,50 @@ async def test_or_alternatives_and_combinations(server_module: ModuleType, upstr
     missing = await call(make(server_module, upstream, credentials=only_bearer), "auth_both", {})
     assert missing.is_error and f"{PREFIX}_HDRKEY" in text_of(missing)
     assert len(upstream.for_path("/auth/both")) == 1
+
+
+def test_schemes_sharing_authorization_are_reported_at_generation(tmp_path: Path) -> None:
+    _, _, problems = analyze(Config(spec=str(write_spec(tmp_path, RUNTIME_SPEC)), output=tmp_path / "out"))
+    clashes = [p for p in problems if "Authorization header" in p.message]
+    assert [(p.level, p.pointer) for p in clashes] == [
+        (Level.WARNING, "/paths/~1auth~1clash/get/security/0"),
+        (Level.WARNING, "/paths/~1auth~1clash-or/get/security/0"),
+    ]
+    assert "'basic', 'bearer'" in clashes[0].message
+    # a document-wide requirement is reported once, where it is written
+    document = {
+        **RUNTIME_SPEC,
+        "security": [{"hdrKey": []}, {"basic": [], "oidc": []}],
+        "paths": {p: {"get": op(p.strip("/"))} for p in ("/one", "/two")},
+    }
+    _, _, problems = analyze(Config(spec=str(write_spec(tmp_path, document, "doc.yaml")), output=tmp_path / "o2"))
+    assert [p.pointer for p in problems if "Authorization header" in p.message] == ["/security/1"]
+
+
+@pytest.mark.anyio
+async def test_schemes_sharing_authorization_are_not_combined(server_module: ModuleType, upstream: Upstream) -> None:
+    upstream.script("/auth/clash-or", Answer(200, JSON, b"{}"))
+    async with Client(make(server_module, upstream), mode="legacy") as client:
+        clash = await client.call_tool("auth_clash", {})
+        fallback = await client.call_tool("auth_clash_or", {})
+    assert clash.is_error and text_of(clash) == (
+        "This operation cannot be called by this server: security schemes 'basic' and 'bearer' are required "
+        "together but each needs the Authorization header."
+    )
+    assert not fallback.is_error, text_of(fallback)
+    (sent,) = upstream.requests  # only the fallback was sent, with the API key alone
+    assert sent.path == "/auth/clash-or" and sent.headers["x-api-key"] == "hdr-secret-1"
+    assert "authorization" not in sent.headers
+    upstream.script("/auth/tokens", Answer(200, JSON, b"{}"))
+    only_oidc = {f"{PREFIX}_OIDC": SECRETS[f"{PREFIX}_OIDC"]}
+    for credentials in (SECRETS, only_oidc, {}):
+        result = await call(make(server_module, upstream, credentials=credentials), "auth_tokens", {})
+        assert result.is_error is (not credentials), text_of(result)
+    assert [r.headers["authorization"] for r in upstream.for_path("/auth/tokens")] == [
+        "Bearer bearer-secret-4",
+        "Bearer oidc-secret-8",
+    ]
+    assert f"set {PREFIX}_BEARER or {PREFIX}_OIDC in" in text_of(result)
 
 
 @pytest.mark.anyio
@@ -494,15 +546,16 @@ async def test_connection_pool_limit(server_module: ModuleType, upstream: Upstre
 
 @pytest.mark.anyio
 async def test_long_call_reports_progress(server_module: ModuleType, upstream: Upstream) -> None:
-    upstream.script("/items/1", Answer(200, JSON, b'{"id": 1, "name": "one"}', delay=2.5))
+    upstream.script("/items/1", Answer(200, JSON, b'{"id": 1, "name": "one"}', delay=0.5))
     messages: list[str] = []
 
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
         messages.append(message or "")
 
-    async with Client(make(server_module, upstream), mode="legacy") as client:
+    async with Client(make(server_module, upstream, progress_interval=0.4), mode="legacy") as client:
         result = await client.call_tool("get_item", {"item_id": "1"}, progress_callback=on_progress)
-    assert not result.is_error and messages == ["waiting for the API (2 s)"]
+    assert not result.is_error and len(messages) == 1  # one heartbeat in a 0.5 s wait, at 0.4 s
+    assert messages[0] in ("waiting for the API (0.4 s)", "waiting for the API (0.5 s)"), messages
 
 
 # -- responses ----------------------------------------------------------------------------------------
@@ -593,6 +646,8 @@ def test_help_documents_every_variable(package: Path, upstream: Upstream) -> Non
         f"{PREFIX}_TIMEOUT",
         f"{PREFIX}_MCP_TOKEN",
         f"{PREFIX}_RATE_LIMIT",
+        f"{PREFIX}_PROGRESS_INTERVAL",
+        f"{PREFIX}_BACKOFF",
     ]:
         assert variable in done.stdout and variable in readme, variable
 

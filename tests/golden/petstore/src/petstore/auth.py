@@ -90,51 +90,81 @@ class Auth:
         self._tokens.clear()
 
     async def apply(self, security: Security, request: Request) -> Request:
-        """`request` with the credentials of the first satisfiable alternative; AuthError if none."""
+        """`request` with the credentials of the first usable, configured alternative; AuthError if none."""
         if not security:
             return request
         missing: list[str] = []
+        impossible: list[str] = (
+            []
+        )  # why the other alternatives cannot be used by this server at all
         chosen = None
         for alternative in security:
             if not alternative:
                 continue
-            lacking = [m for key in alternative for m in self._missing(key)]
+            reasons = [reason for key in alternative if (reason := _unusable(key))]
+            clash = _clash(alternative)
+            if reasons or clash:
+                impossible.append("; ".join(reasons + ([clash] if clash else [])))
+                continue
+            lacking = self._lacking(alternative)
             if not lacking:
                 chosen = alternative
                 break
             missing.append(" and ".join(dict.fromkeys(lacking)))
-            if any(m.startswith("(") for m in lacking):
-                missing[-1] = "; ".join(
-                    m.strip("()") for m in lacking if m.startswith("(")
-                )
-                missing[-1] = f"({missing[-1]})"
         if chosen is None:
             if any(not alternative for alternative in security):
                 return request  # authentication is optional for this operation
-            if all(m.startswith("(") for m in missing):
+            if not missing:
                 raise AuthError(
                     "This operation cannot be called by this server: "
-                    + "; ".join(m.strip("()") for m in missing)
+                    + "; ".join(impossible)
                     + "."
                 )
-            raise AuthError(
+            message = (
                 "This operation needs credentials that are not configured: set "
                 + " or ".join(missing)
                 + " in the server's environment."
             )
+            if impossible:
+                message += (
+                    " (Its other security alternatives cannot be used: "
+                    + "; ".join(impossible)
+                    + ".)"
+                )
+            raise AuthError(message)
+        bearer = next(
+            (
+                k
+                for k in chosen
+                if authorization_family(k) == "bearer" and not self._missing(k)
+            ),
+            None,
+        )
         for key, scopes in chosen.items():
-            request = await self._apply_one(key, tuple(scopes), request)
+            if (
+                authorization_family(key) != "bearer" or key == bearer
+            ):  # one bearer token for them all
+                request = await self._apply_one(key, tuple(scopes), request)
         return request
 
+    def _lacking(self, alternative: Mapping[str, Sequence[str]]) -> list[str]:
+        """What to set for `alternative`: each scheme's variables, except that the bearer-token schemes
+        of one requirement share the Authorization header, so any one of them will do.
+        """
+        bearers = [key for key in alternative if authorization_family(key) == "bearer"]
+        lacking = [
+            m for key in alternative if key not in bearers for m in self._missing(key)
+        ]
+        if bearers and all(self._missing(key) for key in bearers):
+            lacking.append(
+                " or ".join(m for key in bearers for m in self._missing(key))
+            )
+        return lacking
+
     def _missing(self, key: str) -> list[str]:
-        scheme = SCHEMES.get(key)
-        if scheme is None:
-            return [f"(security scheme {key!r} is not defined in the API description)"]
+        """The variables to set for scheme `key` (a usable one), or [] when its credentials are configured."""
+        scheme = SCHEMES[key]
         env: dict[str, str] = scheme["env"]
-        if scheme["kind"] == "unsupported":
-            return [
-                f"(security scheme {key!r} of type {scheme['type']} is not supported)"
-            ]
         if scheme["kind"] == "basic":
             return [
                 v
@@ -181,7 +211,9 @@ class Auth:
                     request, "Cookie", f"{existing}; {cookie}" if existing else cookie
                 )
             return _header(request, scheme["name"], value)
-        if kind == "http":  # bearer and any other token-carrying HTTP scheme
+        if (
+            kind == "http"
+        ):  # bearer; any other scheme (digest, custom) sends "<Scheme> <value>" as set
             prefix = (
                 "Bearer"
                 if scheme["scheme"] in ("", "bearer")
@@ -248,3 +280,53 @@ def _header(request: Request, name: str, value: str) -> Request:
             f"The credential for header {name} contains a line break and cannot be sent."
         )
     return replace(request, headers={**request.headers, name: value})
+
+
+def _unusable(key: str) -> str | None:
+    """Why scheme `key` can never be applied by this server; None when it can."""
+    scheme = SCHEMES.get(key)
+    if scheme is None:
+        return f"security scheme {key!r} is not defined in the API description"
+    if scheme["kind"] == "unsupported":
+        return f"security scheme {key!r} of type {scheme['type']} is not supported"
+    return None
+
+
+def authorization_family(key: str) -> str | None:
+    """What scheme `key` puts in the Authorization header: "bearer" for a bearer token (http bearer, OAuth2,
+    OpenID Connect: such schemes can share one header), its own key for any other use, None for none.
+    """
+    scheme = SCHEMES.get(key, {})
+    kind = scheme.get("kind")
+    if kind == "oauth2" or (kind == "http" and scheme["scheme"] in ("", "bearer")):
+        return "bearer"
+    if kind in ("basic", "http"):
+        return key
+    if (
+        kind == "apiKey"
+        and scheme["in"] == "header"
+        and scheme["name"].lower() == "authorization"
+    ):
+        return key
+    return None
+
+
+def uses_authorization(key: str) -> bool:
+    """Whether scheme `key` sends its credential in the Authorization header."""
+    return authorization_family(key) is not None
+
+
+def _clash(alternative: Mapping[str, Sequence[str]]) -> str | None:
+    """Why the schemes of one (AND) requirement cannot be sent together; None when they can."""
+    needing = [key for key in alternative if uses_authorization(key)]
+    if len({authorization_family(key) for key in needing}) < 2:
+        return None
+    names = " and ".join(repr(key) for key in needing)
+    return f"security schemes {names} are required together but each needs the Authorization header"
+
+
+def usable(alternative: Mapping[str, Sequence[str]]) -> bool:
+    """Whether this server can ever send the requirement `alternative` (credentials aside)."""
+    return (
+        not any(_unusable(key) for key in alternative) and _clash(alternative) is None
+    )

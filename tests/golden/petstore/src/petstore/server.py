@@ -32,7 +32,13 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from .auth import SCHEMES, Auth, AuthError, Security
 from .requests import ArgumentError, Route, build_request
 from .responses import failure, to_result
-from .settings import CREDENTIAL_VARIABLES, ENV_PREFIX, OPTIONAL_VARIABLES, Settings
+from .settings import (
+    CREDENTIAL_VARIABLES,
+    DEFAULT_TIMEOUT,
+    ENV_PREFIX,
+    OPTIONAL_VARIABLES,
+    Settings,
+)
 from .upstream import Upstream, UpstreamError, fetch_token
 from .validation import Validators
 
@@ -42,9 +48,6 @@ if TYPE_CHECKING:  # for annotations only (.upstream imports httpx itself)
 NAME = "petstore"
 VERSION = "1.0.0"
 WARM_DELAY = 0.5  # seconds after the first tools/list before the argument and result checks are compiled
-PROGRESS_INTERVAL = (
-    2.0  # seconds between progress notifications while a call waits for the API
-)
 LEVELS = (
     "debug",
     "info",
@@ -305,7 +308,9 @@ def build_server(
                 reply = await upstream.fetch(request, on_retry)
             else:
                 reply = await with_heartbeat(
-                    progress, upstream.fetch(request, on_retry)
+                    progress,
+                    upstream.fetch(request, on_retry),
+                    settings.progress_interval,
                 )
         except UpstreamError as exc:
             return (
@@ -356,8 +361,10 @@ def masked(result: types.CallToolResult, auth: Auth) -> types.CallToolResult:
     return result
 
 
-async def with_heartbeat(progress: Progress, work: Awaitable[Any]) -> Any:
-    """Await `work`, reporting progress every PROGRESS_INTERVAL seconds while it runs."""
+async def with_heartbeat(
+    progress: Progress, work: Awaitable[Any], interval: float
+) -> Any:
+    """Await `work`, reporting progress every `interval` seconds while it runs (never when 0)."""
     result: list[Any] = []
     failed: list[Exception] = []
 
@@ -370,10 +377,10 @@ async def with_heartbeat(progress: Progress, work: Awaitable[Any]) -> Any:
 
     async def beat() -> None:
         started = time.monotonic()
-        while True:
-            await anyio.sleep(PROGRESS_INTERVAL)
+        while interval > 0:
+            await anyio.sleep(interval)
             await progress.step(
-                f"waiting for the API ({time.monotonic() - started:.0f} s)"
+                f"waiting for the API ({round(time.monotonic() - started, 1):g} s)"
             )
 
     async with anyio.create_task_group() as group:
@@ -445,18 +452,24 @@ def environment_help() -> str:
     lines = [
         "environment variables:",
         f"  {ENV_PREFIX}_BASE_URL            upstream API base URL",
-        f"  {ENV_PREFIX}_TIMEOUT             seconds without data per attempt (default 30)",
+        f"  {ENV_PREFIX}_TIMEOUT             seconds without data per attempt (default {DEFAULT_TIMEOUT:g})",
         f"  {ENV_PREFIX}_CONNECT_TIMEOUT     seconds to connect (default 10)",
         f"  {ENV_PREFIX}_TOTAL_TIMEOUT       seconds per call, retries included (default 120)",
         f"  {ENV_PREFIX}_RETRIES             retries of idempotent requests (default 2)",
+        f"  {ENV_PREFIX}_BACKOFF             seconds before the first retry, doubled each time (default 0.5)",
         f"  {ENV_PREFIX}_RATE_LIMIT          requests per second to the API (default 0: no limit)",
-        f"  {ENV_PREFIX}_MAX_CONNECTIONS     connection pool size (default 20)",
+        f"  {ENV_PREFIX}_MAX_CONNECTIONS     requests in flight at once, and pooled connections (default 20)",
         f"  {ENV_PREFIX}_MAX_RESPONSE_BYTES  response size cap (default 1000000)",
+        f"  {ENV_PREFIX}_PROGRESS_INTERVAL   seconds between progress notifications of a waiting call (default 2; 0: none)",
         f"  {ENV_PREFIX}_LOG_LEVEL           stderr log level (default INFO: one audit line per call)",
         f"  {ENV_PREFIX}_MCP_TOKEN           bearer token required by --transport http",
     ]
     if CREDENTIAL_VARIABLES:
-        lines.append("credentials (per security scheme of the API):")
+        lines += [
+            "credentials (SCHEME: the security scheme's key, upper-cased, other characters as _):",
+            f"  {ENV_PREFIX}_<SCHEME>: a key or token; {ENV_PREFIX}_<SCHEME>_USERNAME and _PASSWORD: HTTP basic;",
+            f"  {ENV_PREFIX}_<SCHEME>_CLIENT_ID and _CLIENT_SECRET: OAuth2 client credentials. This API's:",
+        ]
         for key, scheme in SCHEMES.items():
             variables = " + ".join(
                 v for k, v in scheme["env"].items() if k in ("username", "password")

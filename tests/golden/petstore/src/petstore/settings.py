@@ -18,9 +18,13 @@ DEFAULT_TOTAL_TIMEOUT = 120.0  # seconds for the whole call, retries and waits i
 DEFAULT_RETRIES = (
     2  # extra attempts for idempotent requests on connection errors and 429/502/503/504
 )
+DEFAULT_BACKOFF = 0.5  # seconds before the first retry (without Retry-After); doubled each time, with jitter
 DEFAULT_RATE_LIMIT = 0.0  # requests per second to the API; 0: unlimited
 DEFAULT_MAX_CONNECTIONS = 20
 DEFAULT_MAX_RESPONSE_BYTES = 1_000_000  # larger bodies are truncated, with a note
+DEFAULT_PROGRESS_INTERVAL = (
+    2.0  # seconds between progress notifications while a call waits; 0: none
+)
 DEFAULT_LOG_LEVEL = "INFO"
 
 # The environment variables holding credentials, one set per security scheme the tools use.
@@ -38,9 +42,11 @@ class Settings:
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     total_timeout: float = DEFAULT_TOTAL_TIMEOUT
     retries: int = DEFAULT_RETRIES
+    backoff: float = DEFAULT_BACKOFF
     rate_limit: float = DEFAULT_RATE_LIMIT
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    progress_interval: float = DEFAULT_PROGRESS_INTERVAL
     credentials: Mapping[str, str] = field(
         default_factory=dict
     )  # variable name -> value
@@ -66,6 +72,7 @@ class Settings:
             retries=int(
                 _number(env, f"{ENV_PREFIX}_RETRIES", DEFAULT_RETRIES, allow_zero=True)
             ),
+            backoff=_number(env, f"{ENV_PREFIX}_BACKOFF", DEFAULT_BACKOFF),
             rate_limit=_number(
                 env, f"{ENV_PREFIX}_RATE_LIMIT", DEFAULT_RATE_LIMIT, allow_zero=True
             ),
@@ -76,6 +83,12 @@ class Settings:
                 _number(
                     env, f"{ENV_PREFIX}_MAX_RESPONSE_BYTES", DEFAULT_MAX_RESPONSE_BYTES
                 )
+            ),
+            progress_interval=_number(
+                env,
+                f"{ENV_PREFIX}_PROGRESS_INTERVAL",
+                DEFAULT_PROGRESS_INTERVAL,
+                allow_zero=True,
             ),
             credentials={name: env[name] for name in names if env.get(name)},
             mcp_token=env.get(f"{ENV_PREFIX}_MCP_TOKEN") or None,

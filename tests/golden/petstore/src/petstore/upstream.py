@@ -7,12 +7,15 @@
   is retried whatever its method.
 - Requests only go to the configured base URL's scheme, host and port. Redirects are followed only
   within it; a redirect elsewhere is reported, not followed.
+- At most `max_connections` requests are in flight at once (the rest wait, within their deadline),
+  and the connection pool holds as many connections.
 - Bodies are read up to the size cap and the rest is dropped (the result says so).
 """
 
 from __future__ import annotations
 
 import random
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -34,8 +37,7 @@ RETRY_STATUSES = frozenset({429, 502, 503, 504})
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 MAX_REDIRECTS = 5
-BACKOFF_BASE = 0.5  # seconds before the first retry; doubled each time, with jitter
-BACKOFF_CAP = 10.0
+BACKOFF_CAP = 10.0  # seconds: the longest wait between retries (settings.backoff doubles up to it)
 MAX_RETRY_AFTER = 60.0  # a longer Retry-After is not waited for
 
 OnRetry = Callable[[int, float, str], Awaitable[None]]  # (attempt, delay, reason)
@@ -91,6 +93,8 @@ class Upstream:
         self._limiter = (
             RateLimiter(settings.rate_limit) if settings.rate_limit > 0 else None
         )
+        # requests in flight at once
+        self._slots = anyio.CapacityLimiter(settings.max_connections)
 
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
@@ -138,7 +142,8 @@ class Upstream:
                 if self._limiter is not None:
                     await self._limiter.wait()
                 with anyio.fail_after(max(remaining, 0.001)):
-                    reply = await self._attempt(request, attempt)
+                    async with self._slots:
+                        reply = await self._attempt(request, attempt)
             except TimeoutError:
                 raise UpstreamError(
                     f"The API did not answer completely within the total timeout of {s.total_timeout:g} s"
@@ -168,7 +173,7 @@ class Upstream:
                     return reply
                 delay = _retry_after(reply.headers.get("retry-after"))
                 if delay is None:
-                    delay = _backoff(attempt)
+                    delay = _backoff(s.backoff, attempt)
                 elif delay > MAX_RETRY_AFTER or delay > deadline - time.monotonic():
                     return (
                         reply  # the API asks for a longer wait than this call may take
@@ -181,7 +186,7 @@ class Upstream:
             if not retry or attempt >= s.retries:
                 suffix = f" (after {attempt} retries)" if attempt else ""
                 raise UpstreamError(problem + suffix, attempt)
-            delay = _backoff(attempt)
+            delay = _backoff(s.backoff, attempt)
             if delay > deadline - time.monotonic():
                 raise UpstreamError(problem, attempt)
             await self._wait(attempt + 1, delay, problem, deadline, on_retry)
@@ -271,15 +276,15 @@ async def fetch_token(
         return response.status_code, None
 
 
-def _backoff(attempt: int) -> float:
-    return min(BACKOFF_CAP, BACKOFF_BASE * 2.0**attempt) * (0.5 + random.random() / 2)
+def _backoff(base: float, attempt: int) -> float:
+    return min(BACKOFF_CAP, base * 2.0**attempt) * (0.5 + random.random() / 2)
 
 
 def _retry_after(value: str | None) -> float | None:
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if _SECONDS.fullmatch(value):  # delay-seconds (fractions accepted too)
         return float(value)
     try:
         when = parsedate_to_datetime(value)
@@ -295,6 +300,7 @@ def _origin(url: str) -> tuple[str, str, int | None]:
 
 
 _PORTS = {"http": 80, "https": 443}
+_SECONDS = re.compile(r"[0-9]+(\.[0-9]+)?")
 
 
 def _describe(exc: httpx.HTTPError, timeout: float = 0.0) -> str:
