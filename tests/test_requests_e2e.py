@@ -349,6 +349,7 @@ def test_swagger2_form_data_file(swagger2: GeneratedPackage, upstream: Upstream)
     assert r.path == "/pets/3/photo"
     assert _parts(r) == [
         ({"Content-Disposition": 'form-data; name="caption"'}, b"me"),
+        ({"Content-Disposition": 'form-data; name="labels"'}, b"a b|c"),  # collectionFormat: pipes, one part
         (
             {
                 "Content-Disposition": 'form-data; name="photo"; filename="p.png"',
@@ -356,5 +357,4 @@ def test_swagger2_form_data_file(swagger2: GeneratedPackage, upstream: Upstream)
             },
             b"\x89PNG",
         ),
-        ({"Content-Disposition": 'form-data; name="labels"'}, b"a b|c"),  # collectionFormat: pipes, one part
-    ]
+    ]  # parts in property-name order
