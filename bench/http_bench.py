@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -50,6 +51,10 @@ class HttpServer:
         env["PYTHONPATH"] = os.pathsep.join([str(HERE / "peers"), a.src, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         env["BENCH_PACKAGE"] = a.package
         env[a.package.upper() + "_BASE_URL"] = base_url
+        # dummy values for the package's credential variables, so secured operations reach the upstream
+        settings = (Path(a.src) / a.package / "settings.py").read_text(encoding="utf-8")
+        block = settings.split("CREDENTIAL_VARIABLES", 1)[1].split(")", 1)[0] if "CREDENTIAL_VARIABLES" in settings else ""
+        env.update({name: "bench-credential" for name in re.findall(r'"([A-Z0-9_]+)"', block)})
         argv = [a.python, "-m", "uvicorn", "--factory", "http_app:app", "--host", "127.0.0.1",
                 "--port", str(self.port), "--workers", str(workers), "--log-level", "warning", "--no-access-log"]
         self.err = open(logs / f"http-{workers}w.stderr.log", "ab")

@@ -78,7 +78,12 @@ def _children_cpu() -> float:
 
 def our_command(py: str, out: Path, pkg: str) -> str:
     """Serve the generated package from its source folder (same files a pip install would copy)."""
-    return f"env PYTHONPATH={out / 'src'} {pkg.upper()}_BASE_URL={{base_url}} {py} -m {pkg}"
+    # every credential variable the package reads (settings.CREDENTIAL_VARIABLES) gets a dummy value, so calls
+    # to secured operations reach the upstream instead of stopping at "set <PREFIX>_<SCHEME>"
+    settings = (out / "src" / pkg / "settings.py").read_text(encoding="utf-8")
+    block = settings.split("CREDENTIAL_VARIABLES", 1)[1].split(")", 1)[0] if "CREDENTIAL_VARIABLES" in settings else ""
+    creds = "".join(f"{name}=bench-credential " for name in re.findall(r'"([A-Z0-9_]+)"', block))
+    return f"env PYTHONPATH={out / 'src'} {pkg.upper()}_BASE_URL={{base_url}} {creds}{py} -m {pkg}"
 
 
 def machine() -> dict[str, Any]:

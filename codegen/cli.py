@@ -66,7 +66,7 @@ def main_callback(
     """Generate MCP servers from OpenAPI documents."""
 
 
-CONFIG_HELP = "Config file: a pyproject.toml ([tool.mcp-codegen]) or a mcp-codegen.toml. Default: mcp-codegen.toml next to the spec, else ./pyproject.toml if it has [tool.mcp-codegen]."
+CONFIG_HELP = "Config file: a pyproject.toml (\\[tool.mcp-codegen]) or a mcp-codegen.toml. Default: mcp-codegen.toml next to the spec, else ./pyproject.toml if it has \\[tool.mcp-codegen]."
 
 
 @app.command("generate")

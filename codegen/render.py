@@ -33,6 +33,9 @@ FILES: tuple[tuple[str, str], ...] = (
     ("settings.py.jinja", "src/{package}/settings.py"),
     ("requests.py.jinja", "src/{package}/requests.py"),
     ("responses.py.jinja", "src/{package}/responses.py"),
+    ("auth.py.jinja", "src/{package}/auth.py"),
+    ("validation.py.jinja", "src/{package}/validation.py"),
+    ("upstream.py.jinja", "src/{package}/upstream.py"),
     ("tools.json.jinja", "src/{package}/tools.json"),
     ("routes.json.jinja", "src/{package}/routes.json"),
     ("py.typed.jinja", "src/{package}/py.typed"),
@@ -113,7 +116,48 @@ def _context(api: Api, tools: Sequence[ToolSpec], project: Project, default_base
         "tools": tools,
         "tools_json": _dump([tool.to_json() for tool in tools]),
         "routes_json": _dump({tool.name: tool.plan.to_json() for tool in tools}),
+        "security_schemes": security_schemes(api, tools, project),
     }
+
+
+def env_name(prefix: str, key: str) -> str:
+    """The environment variable for a security scheme: PREFIX_KEY, upper-cased, non-alphanumerics as _."""
+    return f"{prefix}_{re.sub(r'[^A-Z0-9]', '_', key.upper())}"
+
+
+def security_schemes(api: Api, tools: Sequence[ToolSpec], project: Project) -> list[dict[str, Any]]:
+    """The security schemes some tool uses, with the environment variables that hold their credentials."""
+    used = {key for tool in tools for alternative in tool.plan.security for key, _ in alternative}
+    schemes = []
+    for scheme in api.security_schemes:
+        if scheme.key not in used:
+            continue
+        base = env_name(project.env_prefix, scheme.key)
+        if scheme.type == "http" and scheme.scheme == "basic":
+            kind, env = "basic", {"username": f"{base}_USERNAME", "password": f"{base}_PASSWORD"}
+        elif scheme.type == "apiKey":
+            kind, env = "apiKey", {"token": base}
+        elif scheme.type == "http":
+            kind, env = "http", {"token": base}
+        elif scheme.type in ("oauth2", "openIdConnect"):
+            kind, env = "oauth2", {"token": base}
+            if scheme.type == "oauth2" and scheme.token_url:
+                env.update(client_id=f"{base}_CLIENT_ID", client_secret=f"{base}_CLIENT_SECRET")
+        else:
+            kind, env = "unsupported", {}
+        schemes.append(
+            {
+                "key": scheme.key,
+                "type": scheme.type,
+                "kind": kind,
+                "scheme": scheme.scheme,
+                "name": scheme.name,
+                "in": scheme.location,
+                "token_url": scheme.token_url,
+                "env": env,
+            }
+        )
+    return schemes
 
 
 def _dump(data: Any) -> str:

@@ -157,6 +157,13 @@ class SchemaConverter:
         for key in STRINGS:
             if isinstance(node.get(key), str):
                 out[key] = node[key]
+        if "pattern" in out and not _usable_regex(out["pattern"]):
+            self._report(
+                Level.WARNING,
+                f"pattern {out.pop('pattern')!r} is not a regular expression Python can compile "
+                "(e.g. \\p{...} classes); dropped, so values are not checked against it",
+                at.child("pattern"),
+            )
         for key in BOOLEANS:
             if isinstance(node.get(key), bool):
                 out[key] = node[key]
@@ -372,6 +379,20 @@ def _make_nullable(out: dict[str, Any]) -> None:
         inner = dict(out)
         out.clear()
         out["anyOf"] = [inner, {"type": "null"}]
+
+
+def _usable_regex(pattern: str) -> bool:
+    """True when Python's `re` compiles the pattern: JSON Schema validators in Python (the MCP SDK's input check,
+    jsonschema's metaschema "regex" format) do, and fail on ECMA/Java-only syntax such as \\p{L} or \\p{Print}."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True
 
 
 def _is_number(value: Any) -> TypeGuard[int | float]:

@@ -86,9 +86,11 @@ class RequestPlan:
     body: BodyPlan | None
     accept: str | None
     wrap_result: bool  # the structured result is {"result": <response>} (non-object response schema)
+    # alternatives (OR) of requirements (AND): scheme key -> scopes; () = no authentication
+    security: tuple[tuple[tuple[str, tuple[str, ...]], ...], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "method": self.method,
             "path": self.path,
             "args": [a.to_json() for a in self.args],
@@ -96,6 +98,9 @@ class RequestPlan:
             "accept": self.accept,
             "wrapResult": self.wrap_result,
         }
+        if self.security:
+            data["security"] = [{key: list(scopes) for key, scopes in alt} for alt in self.security]
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +135,7 @@ def map_tools(
     converter = SchemaConverter(resolver, api.dialect)
     problems: list[Problem] = []
     names = _tool_names(api.operations, resolver, problems)
-    tools = [_tool(op, names[op.at], converter, problems, output_depth, compact) for op in api.operations]
+    tools = [_tool(op, names[op.path, op.method], converter, problems, output_depth, compact) for op in api.operations]
     return tools, problems + converter.problems
 
 
@@ -163,7 +168,7 @@ def _tool_names(operations: tuple[Operation, ...], resolver: Resolver, problems:
             problems.append(
                 resolver.problem(Level.WARNING, f"no operationId; tool named {final!r} after method and path", op.at)
             )
-        names[op.at] = final
+        names[op.path, op.method] = final  # not op.at: path items shared through $ref share their operations' `at`
     return names
 
 
@@ -191,7 +196,7 @@ def _tool(
     }
     success = [r for r in op.responses if r.status.startswith("2")]
     accept = success[0].media_types[0] if success and success[0].media_types else None
-    plan = RequestPlan(op.method, op.path, args, body, accept, wrap)
+    plan = RequestPlan(op.method, op.path, args, body, accept, wrap, security=op.security)
     description = "\n\n".join([_description(op, compact), *notes])
     return ToolSpec(name, title, description, input_schema, output_schema, annotations, plan, op)
 

@@ -48,3 +48,18 @@ def petstore_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
 
 
 collect_ignore_glob = ["golden/*"]  # generated packages kept for comparison, with tests of their own
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The async tests (pytest's anyio plugin) run on asyncio, as the generated servers do."""
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def prism_url() -> Iterator[str]:
+    """Stoplight Prism mocking the petstore fixture on 127.0.0.1 (validates every request it gets)."""
+    from support.prism import prism_server
+
+    with prism_server(PETSTORE) as url:
+        yield url

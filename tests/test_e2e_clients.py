@@ -9,19 +9,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
 
-from conftest import PETSTORE
-from support.prism import prism_server
+from support.package_checks import install_into_new_venv
+from support.servers import free_port, wait_until_listening
 from test_clients import readme_snippets
 
 pytestmark = pytest.mark.slow
@@ -72,34 +68,7 @@ def build_context(petstore_package: Path, tmp_path_factory: pytest.TempPathFacto
 @pytest.fixture(scope="module")
 def image_bin(build_context: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`RUN pip install .` in the build context, into a fresh venv; returns its bin folder."""
-    venv = tmp_path_factory.mktemp("image-venv")
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    pip = subprocess.run(
-        [str(venv / "bin/pip"), "install", "--disable-pip-version-check", "-q", "."],
-        cwd=build_context,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert pip.returncode == 0, pip.stderr[-3000:]
-    return venv / "bin"
-
-
-@pytest.fixture(scope="module")
-def prism_url() -> Iterator[str]:
-    with prism_server(PETSTORE) as url:
-        yield url
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return install_into_new_venv(tmp_path_factory.mktemp("image-venv"), ".", cwd=build_context)
 
 
 async def check_server(client: Client) -> None:
@@ -137,13 +106,7 @@ async def test_dockerfile_cmd_serves_streamable_http(petstore_package: Path, ima
         [str(image_bin / local[0]), *local[1:]], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-            time.sleep(0.1)
+        wait_until_listening(proc, port)
         async with Client(f"http://127.0.0.1:{port}/mcp") as client:
             await check_server(client)
     finally:

@@ -5,49 +5,24 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import mcp.types as types
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
-from conftest import PETSTORE
 from support.inspector import run_inspector
-from support.prism import prism_server
+from support.package_checks import assert_package_is_clean, install_into_new_venv
+from support.servers import free_port, wait_until_listening
 
 pytestmark = pytest.mark.slow
-BIN = Path(sys.executable).parent
 
 
 @pytest.fixture(scope="module")
 def server_bin(petstore_package: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`pip install ./petstore` into a new virtual environment; returns its console script."""
-    venv = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    pip = subprocess.run(
-        [str(venv / "bin/pip"), "install", "--disable-pip-version-check", "-q", str(petstore_package)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert pip.returncode == 0, pip.stderr[-3000:]
-    return venv / "bin" / "petstore"
-
-
-@pytest.fixture(scope="module")
-def prism_url() -> Iterator[str]:
-    with prism_server(PETSTORE) as url:
-        yield url
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
+    return install_into_new_venv(tmp_path_factory.mktemp("venv"), str(petstore_package)) / "petstore"
 
 
 def text_of(result: types.CallToolResult) -> str:
@@ -57,29 +32,7 @@ def text_of(result: types.CallToolResult) -> str:
 
 
 def test_generated_code_is_formatted_typed_and_its_tests_pass(petstore_package: Path) -> None:
-    black = subprocess.run(
-        [str(BIN / "black"), "--check", "-q", "src", "tests"], cwd=petstore_package, capture_output=True, text=True
-    )
-    assert black.returncode == 0, black.stderr
-    mypy = subprocess.run(
-        [str(BIN / "mypy"), "--strict", "--no-incremental", "src"],
-        cwd=petstore_package,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert mypy.returncode == 0, mypy.stdout
-    env = {**os.environ, "PYTHONPATH": str(petstore_package / "src")}
-    tests = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=petstore_package,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert tests.returncode == 0, tests.stdout[-3000:]
-    assert " passed" in tests.stdout
+    assert_package_is_clean(petstore_package)
 
 
 @pytest.mark.anyio
@@ -114,12 +67,6 @@ async def test_stdio_against_prism(server_bin: Path, prism_url: str) -> None:
         assert caught.value.error.code == -32602
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.mark.anyio
 async def test_streamable_http_against_prism(server_bin: Path, prism_url: str) -> None:
     port = free_port()
@@ -131,13 +78,7 @@ async def test_streamable_http_against_prism(server_bin: Path, prism_url: str) -
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-            time.sleep(0.1)
+        wait_until_listening(proc, port)
         async with Client(f"http://127.0.0.1:{port}/mcp") as client:
             assert len((await client.list_tools()).tools) == 20
             order = await client.call_tool("get_order_by_id", {"orderId": 3})

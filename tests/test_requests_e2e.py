@@ -347,7 +347,7 @@ def test_swagger2_form_data_file(swagger2: GeneratedPackage, upstream: Upstream)
     }
     r = send(swagger2, upstream, "upload_photo", args)
     assert r.path == "/pets/3/photo"
-    assert _parts(r) == [
+    assert _parts(r) == [  # parts in argument-name order
         ({"Content-Disposition": 'form-data; name="caption"'}, b"me"),
         ({"Content-Disposition": 'form-data; name="labels"'}, b"a b|c"),  # collectionFormat: pipes, one part
         (

@@ -45,10 +45,12 @@ def test_json_text_matches_httpx(petstore_package: Path, body: bytes, content_ty
     sys.path.insert(0, str(petstore_package / "src"))
     try:
         from petstore.responses import to_result
+        from petstore.upstream import Reply
     finally:
         sys.path.remove(str(petstore_package / "src"))
     response = httpx.Response(200, headers={"content-type": content_type}, content=body)
-    result = to_result(response, structured=True, wrap=False, limit=1000)
+    reply = Reply(200, "OK", response.headers, body, len(body), False, "/store/order/1", 0)
+    result = to_result("get_order_by_id", reply, structured=True, wrap=False)
     block = result.content[0]
     assert isinstance(block, types.TextContent)
     assert block.text == response.text

@@ -139,7 +139,9 @@ def build_request(route: Route, arguments: Mapping[str, Any]) -> Request:
                 content, headers["Content-Type"] = encode_body(
                     route.body.media_type, whole
                 )
-        elif fields:
+        elif (
+            fields or route.body.required
+        ):  # a required body is sent even when none of its properties are given
             content, headers["Content-Type"] = encode_fields(
                 route.body.media_type, fields
             )

@@ -1,23 +1,31 @@
-"""Turn an upstream HTTP response into an MCP tool result.
+"""Turn an upstream HTTP answer into an MCP tool result.
 
 JSON becomes text plus structured content (when the tool declares an output schema); text/* stays
 text; images become image content; other binary bodies become an embedded resource with their media
-type. A failure status is an `isError` result carrying the status and the (truncated) body, so the
-model can read what went wrong.
+type; an empty body is a short success text. A failure status is an `isError` result carrying the
+status and the (truncated) body, so the model can read what went wrong.
+
+Clients check structured content against the tool's output schema and raise when it does not match.
+So the structured content is checked here first: when the API's answer is off-spec, the members that
+do not match are left out of the structured content (all of it, if the answer is not an object) and
+the text content, which always carries the full answer, says so.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 import mcp.types as types
 
-if TYPE_CHECKING:
-    import httpx
+from .upstream import Reply
 
 ERROR_BODY_LIMIT = 4_000  # characters of an error body passed on to the model
+
+# (tool name, structured value) -> top-level keys that fail the output schema; None: all of it
+Checker = Callable[[str, dict[str, Any]], "set[str] | None"]
 
 
 def failure(message: str) -> types.CallToolResult:
@@ -26,95 +34,151 @@ def failure(message: str) -> types.CallToolResult:
     )
 
 
-def is_json(content_type: str) -> bool:
-    base = content_type.split(";")[0].strip().lower()
+def is_json(media_type: str) -> bool:
     return (
-        base == "application/json"
-        or base.endswith("+json")
-        or (base.startswith("application/") and "json" in base)
+        media_type == "application/json"
+        or media_type.endswith("+json")
+        or (media_type.startswith("application/") and "json" in media_type)
     )
 
 
 def to_result(
-    response: httpx.Response, *, structured: bool, wrap: bool, limit: int
+    tool: str,
+    reply: Reply,
+    *,
+    structured: bool,
+    wrap: bool,
+    check: Checker | None = None,
 ) -> types.CallToolResult:
     """`structured`: the tool declares an output schema; `wrap`: it is {"result": <body>}."""
-    if response.is_error:
-        return http_error(response)
-    content_type = response.headers.get("content-type", "")
-    body = response.content
+    if reply.status >= 400:
+        return http_error(reply)
+    empty: dict[str, Any] | None = {} if structured else None
+    content_type = reply.headers.get("content-type", "")
+    base = content_type.split(";")[0].strip().lower()
+    body = reply.body
     if not body:
-        text = f"HTTP {response.status_code} {response.reason_phrase}: success, no content."
+        text = f"HTTP {reply.status} {reply.reason}".rstrip() + ": success, no content."
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],
-            structured_content={} if structured else None,
+            structured_content=empty,
         )
-    truncated = len(body) > limit
-    note = f"\n[truncated: the response has {len(body):,} bytes; the first {limit:,} are shown]"
-    base = content_type.split(";")[0].strip().lower()
-    if is_json(content_type) and not truncated:
+    note = ""
+    if reply.truncated:
+        size = f"{reply.total:,} bytes" if reply.total else "more bytes"
+        note = f"\n[truncated: the response has {size}; only the first {len(body):,} are shown]"
+    if is_json(base) and not reply.truncated:
         try:
-            data = json.loads(body)  # what httpx's response.json() does
+            data = json.loads(body)
         except ValueError:
-            data = None
+            pass  # not JSON after all: passed on as text below
         else:
             text = _decode(body, content_type)
+            if not structured:
+                return types.CallToolResult(
+                    content=[types.TextContent(type="text", text=text)]
+                )
+            value, dropped = _structured(tool, data, wrap, check)
+            if dropped:
+                text += f"\n[note: {dropped}]"
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=text)],
-                structured_content=_structured(data, wrap) if structured else None,
+                structured_content=value,
             )
-    if base.startswith("image/") and not truncated:
+    if base.startswith("image/") and not reply.truncated:
         return types.CallToolResult(
             content=[
                 types.ImageContent(
                     type="image", data=base64.b64encode(body).decode(), mime_type=base
                 )
             ],
-            structured_content={} if structured else None,
+            structured_content=empty,
         )
     if (
         base.startswith("text/")
-        or is_json(content_type)
+        or is_json(base)
         or base.endswith("xml")
-        or _is_text(body)
+        or (not base and _is_text(body))
+        or (
+            base in ("", "application/octet-stream")
+            and _is_text(body)
+            and not reply.truncated
+        )
     ):
-        text = body[:limit].decode(response.encoding or "utf-8", errors="replace")
+        text = _decode(body, content_type)
         return types.CallToolResult(
-            content=[
-                types.TextContent(type="text", text=text + (note if truncated else ""))
-            ],
-            structured_content={} if structured else None,
+            content=[types.TextContent(type="text", text=text + note)],
+            structured_content=empty,
         )
     blob = types.BlobResourceContents(
-        uri=str(response.request.url) if response.request else "upstream:response",
+        uri=f"upstream://response{reply.path}",
         mime_type=base or "application/octet-stream",
-        blob=base64.b64encode(body[:limit]).decode(),
+        blob=base64.b64encode(body).decode(),
     )
     content: list[types.ContentBlock] = [
         types.EmbeddedResource(type="resource", resource=blob)
     ]
-    if truncated:
+    if note:
         content.append(types.TextContent(type="text", text=note.strip()))
-    return types.CallToolResult(
-        content=content, structured_content={} if structured else None
+    return types.CallToolResult(content=content, structured_content=empty)
+
+
+def http_error(reply: Reply) -> types.CallToolResult:
+    text = reply.body.decode(
+        _charset(reply.headers.get("content-type", "")), errors="replace"
+    )
+    if len(text) > ERROR_BODY_LIMIT or reply.truncated:
+        size = f"{reply.total:,} bytes" if reply.total else "a longer body"
+        text = text[:ERROR_BODY_LIMIT] + f"\n[truncated: {size} in all]"
+    message = f"HTTP {reply.status} {reply.reason}".rstrip()
+    return failure(
+        f"{message} from the API:\n{text}"
+        if text.strip()
+        else f"{message} from the API."
     )
 
 
-def http_error(response: httpx.Response) -> types.CallToolResult:
-    text = response.text if response.content else ""
-    if len(text) > ERROR_BODY_LIMIT:
-        text = (
-            text[:ERROR_BODY_LIMIT]
-            + f"\n[truncated: {len(response.content):,} bytes in all]"
+def _structured(
+    tool: str, data: Any, wrap: bool, check: Checker | None
+) -> tuple[dict[str, Any], str]:
+    """The structured content for `data`, and a note when parts were left out (off-spec answer)."""
+    value: dict[str, Any] = (
+        data if not wrap and isinstance(data, dict) else {"result": data}
+    )
+    if check is None:
+        return value, ""
+    failing = check(tool, value)
+    if failing is None:
+        return (
+            {},
+            "the answer does not match the tool's output schema; it is given in full above only",
         )
-    message = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
-    return failure(f"{message}\n{text}" if text else message)
+    if not failing:
+        return value, ""
+    kept = {k: v for k, v in value.items() if k not in failing}
+    if check(tool, kept):  # still off-spec (should not happen with tolerant schemas)
+        return (
+            {},
+            "the answer does not match the tool's output schema; it is given in full above only",
+        )
+    listed = ", ".join(sorted(failing))
+    return (
+        kept,
+        f"{listed} did not match the tool's output schema and are given above only",
+    )
 
 
-def _structured(data: Any, wrap: bool) -> dict[str, Any]:
-    if not wrap and isinstance(data, dict):
-        return data
-    return {"result": data}
+def _charset(content_type: str) -> str:
+    for part in content_type.split(";")[1:]:
+        key, _, value = part.partition("=")
+        if key.strip().lower() == "charset" and value.strip():
+            charset = value.strip().strip('"')
+            try:
+                "".encode(charset)
+            except LookupError:
+                return "utf-8"
+            return charset
+    return "utf-8"
 
 
 def _decode(body: bytes, content_type: str) -> str:
@@ -133,12 +197,10 @@ def _decode(body: bytes, content_type: str) -> str:
 
 
 def _is_text(body: bytes) -> bool:
+    head = body[:1024]
     try:
-        body[:1024].decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return b"\x00" not in body[:1024]
-
-
-def dumps(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False)
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # a multi-byte character cut at the end is fine
+            return False
+    return b"\x00" not in head

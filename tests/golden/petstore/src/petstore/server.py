@@ -2,17 +2,23 @@
 
 The tool definitions (tools.json) and request plans (routes.json) were computed by mcp-codegen from
 the OpenAPI document, so start-up only loads them. One shared httpx.AsyncClient, created on the first
-call, sends every request.
+call, sends every request. Each call: arguments checked against the tool's input schema, request
+built, credentials applied, request sent (with timeouts and retries), answer turned into a result.
+Whatever goes wrong is an `isError` result saying what happened; nothing reaches the client as a
+traceback, and no secret reaches a result, an error or a log line.
 """
 
 from __future__ import annotations
 
 import argparse
+import hmac
 import json
 import logging
 import sys
+import threading
 import time
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
@@ -20,17 +26,42 @@ import anyio
 import mcp.types as types
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPDeprecationWarning
 
-from .requests import ArgumentError, Request, Route, build_request
+from .auth import SCHEMES, Auth, AuthError, Security
+from .requests import ArgumentError, Route, build_request
 from .responses import failure, to_result
-from .settings import ENV_PREFIX, Settings
+from .settings import CREDENTIAL_VARIABLES, ENV_PREFIX, OPTIONAL_VARIABLES, Settings
+from .upstream import Upstream, UpstreamError, fetch_token
+from .validation import Validators
 
-if TYPE_CHECKING:  # httpx is imported at the first call: start-up does not need it
+if TYPE_CHECKING:  # for annotations only (.upstream imports httpx itself)
     import httpx
 
 NAME = "petstore"
 VERSION = "1.0.0"
+PROGRESS_INTERVAL = (
+    2.0  # seconds between progress notifications while a call waits for the API
+)
+LEVELS = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+MODERN = (
+    "2026-07-28",
+)  # protocol versions where the client asks for log levels per request
 log = logging.getLogger(NAME)
+# Log notifications are still what handshake-era clients (all hosts today) understand.
+warnings.filterwarnings(
+    "ignore", "The logging capability is deprecated", MCPDeprecationWarning
+)
+audit = logging.getLogger(NAME + ".audit")
 
 
 def load_tools() -> list[types.Tool]:
@@ -48,16 +79,22 @@ class Routes:
         self._raw: dict[str, Any] | None = None
         self._built: dict[str, Route] = {}
 
+    def _load(self) -> dict[str, Any]:
+        if self._raw is None:
+            self._raw = json.loads(
+                files(__package__).joinpath("routes.json").read_text(encoding="utf-8")
+            )
+        return self._raw
+
+    def security(self, name: str) -> Security:
+        """The tool's security requirements: alternatives of schemes -> scopes ([]: none)."""
+        raw = self._load().get(name)
+        return (raw.get("security") or []) if raw else []
+
     def get(self, name: str) -> Route | None:
         route = self._built.get(name)
         if route is None:
-            if self._raw is None:
-                self._raw = json.loads(
-                    files(__package__)
-                    .joinpath("routes.json")
-                    .read_text(encoding="utf-8")
-                )
-            raw = self._raw.get(name)
+            raw = self._load().get(name)
             if raw is None:
                 return None
             route = self._built[name] = Route.from_json(raw)
@@ -68,41 +105,19 @@ def load_routes() -> Routes:
     return Routes()
 
 
-class Upstream:
-    """The API behind the tools: one connection pool, created on first use."""
+class Progress:
+    """Progress notifications for one call (only when the client sent a progressToken)."""
 
-    def __init__(
-        self, settings: Settings, transport: httpx.AsyncBaseTransport | None = None
-    ) -> None:
-        self.settings = settings
-        self._transport = transport
-        self._client: httpx.AsyncClient | None = None
+    def __init__(self, ctx: ServerRequestContext[Any]) -> None:
+        self.ctx = ctx
+        self.count = 0
 
-    def client(self) -> httpx.AsyncClient:
-        if self._client is None:
-            import httpx
-
-            self._client = httpx.AsyncClient(
-                base_url=self.settings.base_url or "",
-                timeout=self.settings.timeout,
-                transport=self._transport,
-                follow_redirects=False,
-                headers={"User-Agent": f"{NAME}/{VERSION} (mcp-codegen)"},
-            )
-        return self._client
-
-    async def send(self, request: Request) -> httpx.Response:
-        return await self.client().request(
-            request.method,
-            request.target,
-            headers=request.headers,
-            content=request.content,
-        )
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+    async def step(self, message: str) -> None:
+        self.count += 1
+        try:
+            await self.ctx.session.report_progress(self.count, None, message)
+        except Exception:  # a client that went away must not fail the call
+            log.debug("progress notification failed", exc_info=True)
 
 
 def build_server(
@@ -110,19 +125,65 @@ def build_server(
 ) -> Server[Any]:
     """The MCP server. `transport` replaces the network (tests pass an httpx.MockTransport)."""
     settings = settings or Settings.from_env()
+    for noisy in (
+        "httpx",
+        "httpcore",
+    ):  # they would log request URLs, which may carry an API key
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     tools = load_tools()
     routes = load_routes()
     schemas = {tool.name: tool.input_schema for tool in tools}
-    required = {
-        tool.name: tuple(tool.input_schema.get("required", ())) for tool in tools
-    }
     structured = {tool.name: tool.output_schema is not None for tool in tools}
-    upstream = Upstream(settings, transport)
+    inputs = Validators(schemas)
+    outputs = Validators({tool.name: tool.output_schema for tool in tools})
+    for validators in (
+        inputs,
+        outputs,
+    ):  # compiled while the client connects, not on the first call
+        threading.Thread(
+            target=validators.warm, name="compile-schemas", daemon=True
+        ).start()
+    upstream = Upstream(
+        settings, transport, user_agent=f"{NAME}/{VERSION} (mcp-codegen)"
+    )
+
+    async def token(
+        url: str, form: dict[str, str], user: str, password: str
+    ) -> tuple[int, Any]:
+        return await fetch_token(upstream, url, form, user, password)
+
+    auth = Auth(settings.credentials, token, settings.base_url or "")
+    state = {
+        "level": "warning"
+    }  # MCP log level set by a handshake-era client (logging/setLevel)
+
+    async def notify(
+        ctx: ServerRequestContext[Any], level: types.LoggingLevel, data: Any
+    ) -> None:
+        """An MCP log notification, if the client asked for this level."""
+        if ctx.protocol_version not in MODERN and LEVELS.index(level) < LEVELS.index(
+            state["level"]
+        ):
+            return
+        try:
+            with warnings.catch_warnings():  # deprecated in 2026-07-28, still what today's hosts use
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await ctx.session.send_log_message(
+                    level, data, logger=NAME, related_request_id=ctx.request_id
+                )
+        except Exception:
+            log.debug("log notification failed", exc_info=True)
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
+
+    async def set_level(
+        ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        state["level"] = params.level
+        return types.EmptyResult()
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -132,72 +193,270 @@ def build_server(
             raise MCPError(
                 code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}"
             )
-        arguments = params.arguments or {}
-        missing = [key for key in required[params.name] if arguments.get(key) is None]
-        if missing:
-            return failure(
-                f"Invalid arguments: missing required argument(s): {', '.join(missing)}"
-            )
-        if not settings.base_url or "://" not in settings.base_url:
-            return failure(
-                f"No upstream base URL is configured: set {ENV_PREFIX}_BASE_URL or pass --base-url."
-            )
-        import httpx  # loaded once, at the first call
-
         started = time.perf_counter()
+        status: int | str = "-"
+        retries = 0
         try:
-            request = build_request(route, arguments)
-            response = await upstream.send(request)
-        except ArgumentError as exc:
-            return failure(f"Invalid arguments: {exc}")
-        except httpx.TimeoutException:
-            return failure(
-                f"The API did not answer within {settings.timeout:g} s ({route.method} {route.path})."
-            )
-        except httpx.HTTPError as exc:
-            return failure(
-                f"Request to the API failed ({route.method} {route.path}): {type(exc).__name__}: {exc}"
+            result, status, retries = await execute(
+                ctx, params.name, route, params.arguments or {}
             )
         except (
             Exception
         ) as exc:  # never crash the session, never leak a traceback to the client
-            log.exception("tool %s failed", params.name)
-            return failure(
-                f"Internal error while calling {params.name}: {type(exc).__name__}"
+            log.error("tool %s failed: %s", params.name, type(exc).__name__)
+            log.debug("details", exc_info=True)
+            result, status = (
+                failure(
+                    f"Internal error while calling {params.name}: {type(exc).__name__}"
+                ),
+                "error",
             )
-        log.info(
-            "tool=%s method=%s path=%s status=%s ms=%.1f",
+        elapsed = (time.perf_counter() - started) * 1000
+        audit.info(
+            "tool=%s method=%s path=%s status=%s ms=%.1f retries=%d",
             params.name,
             route.method,
             route.path,
-            response.status_code,
-            (time.perf_counter() - started) * 1000,
+            status,
+            elapsed,
+            retries,
         )
-        return to_result(
-            response,
-            structured=structured[params.name],
-            wrap=route.wrap_result,
-            limit=settings.max_response_bytes,
+        if result.is_error:
+            block = result.content[0]
+            await notify(
+                ctx,
+                "warning",
+                {
+                    "tool": params.name,
+                    "status": status,
+                    "error": getattr(block, "text", "")[:500],
+                },
+            )
+        return result
+
+    async def execute(
+        ctx: ServerRequestContext[Any],
+        name: str,
+        route: Route,
+        arguments: dict[str, Any],
+    ) -> tuple[types.CallToolResult, int | str, int]:
+        problems = inputs.errors(name, arguments)
+        if problems:
+            listed = "\n".join(f"- {p}" for p in problems)
+            return failure(f"Invalid arguments for {name}:\n{listed}"), "invalid", 0
+        if not settings.base_url or "://" not in settings.base_url:
+            message = f"No upstream base URL is configured: set {ENV_PREFIX}_BASE_URL or pass --base-url."
+            return failure(message), "unconfigured", 0
+        try:
+            request = await auth.apply(
+                routes.security(name), build_request(route, arguments)
+            )
+        except ArgumentError as exc:
+            return failure(f"Invalid arguments for {name}: {exc}"), "invalid", 0
+        except AuthError as exc:
+            return failure(auth.redact(str(exc))), "auth", 0
+        progress = (
+            Progress(ctx)
+            if ctx.meta and ctx.meta.get("progress_token") is not None
+            else None
         )
 
-    return Server(
+        async def on_retry(attempt: int, delay: float, reason: str) -> None:
+            message = (
+                f"{reason}; retry {attempt} of {settings.retries} in {delay:.1f} s"
+            )
+            await notify(
+                ctx,
+                "info",
+                {
+                    "tool": name,
+                    "retry": attempt,
+                    "reason": reason,
+                    "delay": round(delay, 2),
+                },
+            )
+            if progress is not None:
+                await progress.step(message)
+
+        try:
+            if progress is None:
+                reply = await upstream.fetch(request, on_retry)
+            else:
+                reply = await with_heartbeat(
+                    progress, upstream.fetch(request, on_retry)
+                )
+        except UpstreamError as exc:
+            return (
+                failure(auth.redact(f"{route.method} {route.path}: {exc}")),
+                "network",
+                exc.retries,
+            )
+        if reply.status == 401 and any(
+            SCHEMES.get(k, {}).get("kind") == "oauth2"
+            for alt in routes.security(name)
+            for k in alt
+        ):
+            auth.forget_tokens()  # a cached token may have been revoked: fetch a new one next time
+        result = to_result(
+            name,
+            reply,
+            structured=structured[name],
+            wrap=route.wrap_result,
+            check=outputs.first_level_failures,
+        )
+        return masked(result, auth), reply.status, reply.retries
+
+    server: Server[Any] = Server(
         NAME,
         version=VERSION,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         get_tool_input_schema=schemas.get,
     )
+    server.add_request_handler(
+        "logging/setLevel", types.SetLevelRequestParams, set_level
+    )
+    return server
+
+
+def masked(result: types.CallToolResult, auth: Auth) -> types.CallToolResult:
+    """`result` with every configured secret replaced by *** (an API may echo a key back)."""
+    found = False
+    for block in result.content:
+        if isinstance(block, types.TextContent):
+            redacted = auth.redact(block.text)
+            found = found or redacted != block.text
+            block.text = redacted
+    if found and result.structured_content is not None:
+        result.structured_content = json.loads(
+            auth.redact(json.dumps(result.structured_content))
+        )
+    return result
+
+
+async def with_heartbeat(progress: Progress, work: Awaitable[Any]) -> Any:
+    """Await `work`, reporting progress every PROGRESS_INTERVAL seconds while it runs."""
+    result: list[Any] = []
+    failed: list[Exception] = []
+
+    async def run(scope: anyio.CancelScope) -> None:
+        try:
+            result.append(await work)
+        except Exception as exc:  # re-raised below, not as an exception group
+            failed.append(exc)
+        scope.cancel()
+
+    async def beat() -> None:
+        started = time.monotonic()
+        while True:
+            await anyio.sleep(PROGRESS_INTERVAL)
+            await progress.step(
+                f"waiting for the API ({time.monotonic() - started:.0f} s)"
+            )
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run, group.cancel_scope)
+        group.start_soon(beat)
+    if failed:
+        raise failed[0]
+    return result[0]
+
+
+# -- HTTP transport -------------------------------------------------------------------------------
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def guard(app: ASGIApp, token: str | None, tool_count: int) -> ASGIApp:
+    """`app` behind a health endpoint (GET /healthz, no auth) and, with `token`, a bearer-token check."""
+    expected = f"Bearer {token}".encode() if token else None
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            if scope["path"] == "/healthz":
+                body = json.dumps(
+                    {"status": "ok", "name": NAME, "tools": tool_count}
+                ).encode()
+                await _respond(
+                    send, 200, body, [(b"content-type", b"application/json")]
+                )
+                return
+            if expected is not None:
+                given = dict(scope.get("headers") or []).get(b"authorization", b"")
+                if not hmac.compare_digest(given, expected):
+                    headers = [
+                        (b"content-type", b"application/json"),
+                        (b"www-authenticate", b"Bearer"),
+                    ]
+                    await _respond(
+                        send,
+                        401,
+                        b'{"error": "missing or wrong bearer token"}',
+                        headers,
+                    )
+                    return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+async def _respond(
+    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]
+) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def http_app(
+    server: Server[Any], settings: Settings, host: str = "127.0.0.1"
+) -> ASGIApp:
+    """The streamable HTTP app (stateless, at /mcp), guarded; run it under any ASGI server."""
+    app = server.streamable_http_app(stateless_http=True, host=host)
+    tool_count = len(load_tools())
+    return guard(app, settings.mcp_token, tool_count)
+
+
+# -- command line ---------------------------------------------------------------------------------
+def environment_help() -> str:
+    lines = [
+        "environment variables:",
+        f"  {ENV_PREFIX}_BASE_URL            upstream API base URL",
+        f"  {ENV_PREFIX}_TIMEOUT             seconds without data per attempt (default 30)",
+        f"  {ENV_PREFIX}_CONNECT_TIMEOUT     seconds to connect (default 10)",
+        f"  {ENV_PREFIX}_TOTAL_TIMEOUT       seconds per call, retries included (default 120)",
+        f"  {ENV_PREFIX}_RETRIES             retries of idempotent requests (default 2)",
+        f"  {ENV_PREFIX}_RATE_LIMIT          requests per second to the API (default 0: no limit)",
+        f"  {ENV_PREFIX}_MAX_CONNECTIONS     connection pool size (default 20)",
+        f"  {ENV_PREFIX}_MAX_RESPONSE_BYTES  response size cap (default 1000000)",
+        f"  {ENV_PREFIX}_LOG_LEVEL           stderr log level (default INFO: one audit line per call)",
+        f"  {ENV_PREFIX}_MCP_TOKEN           bearer token required by --transport http",
+    ]
+    if CREDENTIAL_VARIABLES:
+        lines.append("credentials (per security scheme of the API):")
+        for key, scheme in SCHEMES.items():
+            variables = " + ".join(
+                v for k, v in scheme["env"].items() if k in ("username", "password")
+            )
+            if not variables:
+                variables = scheme["env"].get("token", "(not supported)")
+                if "client_id" in scheme["env"]:
+                    variables += f", or {scheme['env']['client_id']} + {scheme['env']['client_secret']}"
+            lines.append(
+                f"  {variables}  ({key}: {scheme['type']} {scheme['scheme'] or scheme['in']})".rstrip()
+            )
+        for variable in OPTIONAL_VARIABLES:
+            lines.append(f"  {variable}  (optional: overrides the token URL)")
+    return "\n".join(lines)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog=NAME,
         description="MCP server for Swagger Petstore: each API operation is a tool.",
-        epilog=(
-            "environment: "
-            f"{ENV_PREFIX}_BASE_URL (upstream base URL), {ENV_PREFIX}_TIMEOUT (seconds), "
-            f"{ENV_PREFIX}_MAX_RESPONSE_BYTES (response size cap)"
-        ),
+        epilog=environment_help().replace("%", "%%"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--transport", choices=("stdio", "http"), default="stdio", help="default: stdio"
@@ -214,10 +473,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--timeout",
         type=float,
-        help=f"upstream timeout in seconds (overrides {ENV_PREFIX}_TIMEOUT)",
+        help=f"seconds without data per attempt (overrides {ENV_PREFIX}_TIMEOUT)",
     )
     parser.add_argument(
-        "--log-level", default="WARNING", help="stderr log level (default: WARNING)"
+        "--log-level",
+        help=f"stderr log level (overrides {ENV_PREFIX}_LOG_LEVEL; default INFO)",
     )
     return parser.parse_args(argv)
 
@@ -225,29 +485,51 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def settings_from(
     args: argparse.Namespace, environ: Mapping[str, str] | None = None
 ) -> Settings:
+    from dataclasses import replace
+
     settings = Settings.from_env(environ)
-    return Settings(
+    return replace(
+        settings,
         base_url=args.base_url or settings.base_url,
         timeout=args.timeout or settings.timeout,
-        max_response_bytes=settings.max_response_bytes,
+        log_level=(args.log_level or settings.log_level).upper(),
     )
+
+
+def configure_logging(level: str) -> None:
+    """Everything to stderr; this server's own lines at `level`, libraries at WARNING."""
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.WARNING,
+        format="%(name)s %(levelname)s %(message)s",
+    )
+    try:
+        log.setLevel(level)
+    except ValueError:
+        raise SystemExit(
+            f"unknown log level {level!r} (use DEBUG, INFO, WARNING or ERROR)"
+        ) from None
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=args.log_level.upper(),
-        format="%(name)s %(levelname)s %(message)s",
-    )
-    server = build_server(settings_from(args))
+    settings = settings_from(args)
+    configure_logging(settings.log_level)
+    server = build_server(settings)
     if args.transport == "http":
         import uvicorn
 
-        app = server.streamable_http_app(stateless_http=True, host=args.host)
-        uvicorn.run(
-            app, host=args.host, port=args.port, log_level=args.log_level.lower()
-        )
+        if (
+            args.host not in ("127.0.0.1", "localhost", "::1")
+            and not settings.mcp_token
+        ):
+            log.warning(
+                "serving on %s without %s_MCP_TOKEN: anyone who can reach it can call the API",
+                args.host,
+                ENV_PREFIX,
+            )
+        app = http_app(server, settings, args.host)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
         return
 
     async def run_stdio() -> None:

@@ -1,39 +1,91 @@
-"""Runtime settings of the petstore MCP server: defaults < environment < command line."""
+"""Runtime settings of the petstore MCP server: defaults < environment < command line.
+
+Every setting is read once, at start-up. Credentials are read too, but a missing one only fails the
+calls that need it (with a message naming the variable), never the start-up.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 ENV_PREFIX = "PETSTORE"
 DEFAULT_BASE_URL: str | None = "http://petstore.swagger.io/v2"
-DEFAULT_TIMEOUT = 30.0  # seconds, for connect, read and write each
+DEFAULT_TIMEOUT = 30.0  # seconds without data, per attempt
+DEFAULT_CONNECT_TIMEOUT = 10.0  # seconds to open a connection
+DEFAULT_TOTAL_TIMEOUT = 120.0  # seconds for the whole call, retries and waits included
+DEFAULT_RETRIES = (
+    2  # extra attempts for idempotent requests on connection errors and 429/502/503/504
+)
+DEFAULT_RATE_LIMIT = 0.0  # requests per second to the API; 0: unlimited
+DEFAULT_MAX_CONNECTIONS = 20
 DEFAULT_MAX_RESPONSE_BYTES = 1_000_000  # larger bodies are truncated, with a note
+DEFAULT_LOG_LEVEL = "INFO"
+
+# The environment variables holding credentials, one set per security scheme the tools use.
+CREDENTIAL_VARIABLES: tuple[str, ...] = (
+    "PETSTORE_API_KEY",
+    "PETSTORE_PETSTORE_AUTH",
+)
+OPTIONAL_VARIABLES: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
     base_url: str | None = DEFAULT_BASE_URL
     timeout: float = DEFAULT_TIMEOUT
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    total_timeout: float = DEFAULT_TOTAL_TIMEOUT
+    retries: int = DEFAULT_RETRIES
+    rate_limit: float = DEFAULT_RATE_LIMIT
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    credentials: Mapping[str, str] = field(
+        default_factory=dict
+    )  # variable name -> value
+    mcp_token: str | None = (
+        None  # bearer token required on the HTTP transport's /mcp endpoint
+    )
+    log_level: str = DEFAULT_LOG_LEVEL
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        """Read `PETSTORE_BASE_URL`, `PETSTORE_TIMEOUT` and `PETSTORE_MAX_RESPONSE_BYTES`."""
+        """Read the `PETSTORE_*` variables (see the README for the list)."""
         env = os.environ if environ is None else environ
+        names = CREDENTIAL_VARIABLES + OPTIONAL_VARIABLES
         return cls(
             base_url=env.get(f"{ENV_PREFIX}_BASE_URL") or DEFAULT_BASE_URL,
             timeout=_number(env, f"{ENV_PREFIX}_TIMEOUT", DEFAULT_TIMEOUT),
+            connect_timeout=_number(
+                env, f"{ENV_PREFIX}_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT
+            ),
+            total_timeout=_number(
+                env, f"{ENV_PREFIX}_TOTAL_TIMEOUT", DEFAULT_TOTAL_TIMEOUT
+            ),
+            retries=int(
+                _number(env, f"{ENV_PREFIX}_RETRIES", DEFAULT_RETRIES, allow_zero=True)
+            ),
+            rate_limit=_number(
+                env, f"{ENV_PREFIX}_RATE_LIMIT", DEFAULT_RATE_LIMIT, allow_zero=True
+            ),
+            max_connections=int(
+                _number(env, f"{ENV_PREFIX}_MAX_CONNECTIONS", DEFAULT_MAX_CONNECTIONS)
+            ),
             max_response_bytes=int(
                 _number(
                     env, f"{ENV_PREFIX}_MAX_RESPONSE_BYTES", DEFAULT_MAX_RESPONSE_BYTES
                 )
             ),
+            credentials={name: env[name] for name in names if env.get(name)},
+            mcp_token=env.get(f"{ENV_PREFIX}_MCP_TOKEN") or None,
+            log_level=(env.get(f"{ENV_PREFIX}_LOG_LEVEL") or DEFAULT_LOG_LEVEL).upper(),
         )
 
 
-def _number(env: Mapping[str, str], key: str, default: float) -> float:
+def _number(
+    env: Mapping[str, str], key: str, default: float, allow_zero: bool = False
+) -> float:
     raw = env.get(key)
     if not raw:
         return default
@@ -41,6 +93,8 @@ def _number(env: Mapping[str, str], key: str, default: float) -> float:
         value = float(raw)
     except ValueError:
         raise SystemExit(f"{key} must be a number, got {raw!r}") from None
-    if value <= 0:
-        raise SystemExit(f"{key} must be positive, got {raw!r}")
+    if value < 0 or (value == 0 and not allow_zero):
+        raise SystemExit(
+            f"{key} must be {'zero or more' if allow_zero else 'positive'}, got {raw!r}"
+        )
     return value

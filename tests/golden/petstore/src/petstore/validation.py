@@ -1,0 +1,106 @@
+"""JSON Schema checks of tool arguments (before any request) and of structured results.
+
+The validators are compiled once per process: `warm()` compiles every tool's schema (the server starts
+it in a background thread at start-up, so the `jsonschema` import overlaps the MCP handshake instead of
+delaying it) and a call that arrives earlier waits for it. A schema that cannot be compiled is not
+enforced (the call goes ahead and a warning is logged once) rather than making the tool unusable.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+MAX_ERRORS = 20  # listed per call
+MAX_MESSAGE = 200  # characters per listed error
+
+log = logging.getLogger(__name__.rsplit(".", 1)[0])
+
+
+class Validators:
+    def __init__(self, schemas: Mapping[str, Mapping[str, Any] | None]) -> None:
+        self._schemas = schemas
+        self._compiled: dict[str, Any] | None = None
+        self._lock = threading.Lock()
+
+    def warm(self) -> None:
+        """Compile every schema (once; later calls return at once)."""
+        with self._lock:
+            if self._compiled is not None:
+                return
+            from jsonschema import validators
+
+            compiled: dict[str, Any] = {}
+            for name, schema in self._schemas.items():
+                if schema is None:
+                    continue
+                try:
+                    cls = validators.validator_for(
+                        schema, default=validators.Draft202012Validator
+                    )
+                    compiled[name] = cls(schema)
+                except (
+                    Exception
+                ) as exc:  # an unusual schema must not make the tool unusable
+                    first = (
+                        str(exc).splitlines()[0][:200]
+                        if str(exc)
+                        else type(exc).__name__
+                    )
+                    log.warning("schema of %s is not enforced: %s", name, first)
+            self._compiled = compiled
+
+    def _validator(self, name: str) -> Any:
+        compiled = self._compiled
+        if compiled is None:
+            self.warm()
+            compiled = self._compiled
+            assert compiled is not None
+        return compiled.get(name)
+
+    def errors(self, name: str, instance: Any) -> list[str]:
+        """What is wrong with `instance`, one line per problem; empty when it is valid."""
+        validator = self._validator(name)
+        if validator is None:
+            return []
+        try:
+            found = sorted(
+                validator.iter_errors(instance),
+                key=lambda e: [str(p) for p in e.absolute_path],
+            )
+        except Exception as exc:  # e.g. a pattern Python cannot compile
+            log.warning(
+                "schema of %s could not be checked: %s", name, type(exc).__name__
+            )
+            return []
+        lines = []
+        for error in found[:MAX_ERRORS]:
+            where = "/".join(str(p) for p in error.absolute_path)
+            message = (
+                error.message
+                if len(error.message) <= MAX_MESSAGE
+                else error.message[:MAX_MESSAGE] + "…"
+            )
+            lines.append(f"{where or '(arguments)'}: {message}")
+        if len(found) > MAX_ERRORS:
+            lines.append(f"... and {len(found) - MAX_ERRORS} more")
+        return lines
+
+    def first_level_failures(
+        self, name: str, instance: Mapping[str, Any]
+    ) -> set[str] | None:
+        """Top-level keys of `instance` with errors; None when the object itself is wrong."""
+        validator = self._validator(name)
+        if validator is None:
+            return set()
+        try:
+            paths = [
+                list(error.absolute_path) for error in validator.iter_errors(instance)
+            ]
+        except Exception:
+            return set()
+        if any(not path for path in paths):
+            return None
+        return {str(path[0]) for path in paths}

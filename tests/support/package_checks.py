@@ -1,0 +1,49 @@
+"""Checks every generated package must pass: black-formatted, `mypy --strict` clean (code and tests), own tests green."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+
+
+def assert_package_is_clean(package: Path) -> None:
+    """Run black --check, mypy --strict and the package's own pytest suite in `package` (a generated folder)."""
+    black = subprocess.run(
+        [str(BIN / "black"), "--check", "-q", "src", "tests"], cwd=package, capture_output=True, text=True
+    )
+    assert black.returncode == 0, black.stderr
+    mypy = subprocess.run(
+        [str(BIN / "mypy"), "--strict", "--no-incremental", "src", "tests"],
+        cwd=package,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert mypy.returncode == 0, mypy.stdout
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=package,
+        env={**os.environ, "PYTHONPATH": str(package / "src")},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert tests.returncode == 0 and " passed" in tests.stdout, tests.stdout[-3000:]
+
+
+def install_into_new_venv(venv: Path, target: str, cwd: Path | None = None) -> Path:
+    """`pip install TARGET` into a new virtual environment at `venv`; returns its bin folder."""
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    pip = subprocess.run(
+        [str(venv / "bin/pip"), "install", "--disable-pip-version-check", "-q", target],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    return venv / "bin"

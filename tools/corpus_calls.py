@@ -1,0 +1,483 @@
+"""Calls against a Prism mock: does the generated server send requests that the spec accepts?
+
+`call_spec(spec, out, package, options)` (used by `tools/corpus-run --calls`) starts Prism on the spec, puts a small
+recording proxy between the generated server and Prism, starts the server over stdio with its base URL pointing at
+the proxy, and for each tool (the first `max_tools` by name) calls it with up to `examples` argument sets built
+deterministically from its inputSchema (`build_arguments`). Every request that reaches Prism is classified from
+Prism's answer:
+
+- accepted: Prism routed it and found nothing wrong with it (any 2xx/3xx, or a mocked 4xx/5xx the spec declares);
+- rejected: Prism's own request errors — 422/400 UNPROCESSABLE_ENTITY (validation: path/query/header/body), 404
+  NO_PATH_MATCHED_ERROR, 405 NO_METHOD_MATCHED_ERROR, 406 NOT_ACCEPTABLE, 415 INVALID_CONTENT_TYPE; the category is
+  Prism's error type plus, for validation errors, where and what (e.g. `422 query: must match pattern`);
+- security: Prism's 401/403 for a security requirement it found unmet, counted apart. The generated server is given
+  no credentials; instead the proxy adds dummy ones for every security scheme the spec declares (`credentials`),
+  because Prism answers 401 before it validates the rest of the request;
+- unrelated: Prism's own 500s (no response or example defined, example generation failed), counted apart.
+
+Tools for which no valid argument set can be built (the builder's result fails the inputSchema) are counted as
+`no-arguments`; a call the server refuses before sending anything is `not-sent`. A call that raises in the MCP client
+(the client checks structuredContent against the tool's outputSchema, so a mocked example that breaks the spec's own
+response schema raises there) is counted under `client_errors` by message; its request is still classified.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+from collections import Counter
+from collections.abc import Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+PRISM_ERRORS = "https://stoplight.io/prism/errors#"
+REJECTING = {
+    "UNPROCESSABLE_ENTITY",
+    "NO_PATH_MATCHED_ERROR",
+    "NO_METHOD_MATCHED_ERROR",
+    "NOT_ACCEPTABLE",
+    "INVALID_CONTENT_TYPE",
+}
+SECURITY = {"UNAUTHORIZED", "FORBIDDEN"}
+MAX_DEPTH = 8  # nesting of built example values
+
+# -- deterministic example arguments --------------------------------------------------------------------------
+FORMATS: dict[str, Any] = {
+    "date-time": "2024-01-02T03:04:05Z",
+    "date": "2024-01-02",
+    "time": "03:04:05Z",
+    "email": "user@example.com",
+    "idn-email": "user@example.com",
+    "uri": "https://example.com/x",
+    "url": "https://example.com/x",
+    "iri": "https://example.com/x",
+    "uri-reference": "https://example.com/x",
+    "iri-reference": "https://example.com/x",
+    "uri-template": "https://example.com/{x}",
+    "uuid": "123e4567-e89b-12d3-a456-426614174000",
+    "ipv4": "192.0.2.1",
+    "ip": "192.0.2.1",
+    "ipv6": "2001:db8::1",
+    "hostname": "example.com",
+    "idn-hostname": "example.com",
+    "byte": "aGVsbG8=",
+    "base64": "aGVsbG8=",
+    "binary": "hello",
+    "password": "secret",
+    "duration": "P1D",
+    "json-pointer": "/x",
+    "regex": "^x$",
+}
+
+
+class NoExample(Exception):
+    """No value could be built for a schema (e.g. a pattern Python cannot read, or unbounded recursion)."""
+
+
+def build_arguments(schema: Mapping[str, Any], full: bool) -> dict[str, Any]:
+    """A deterministic instance of a tool's inputSchema: required properties only, or (full) every property."""
+    value = _build(schema, schema, full, 0)
+    if not isinstance(value, dict):
+        raise NoExample("inputSchema is not an object")
+    return value
+
+
+def _resolve(root: Mapping[str, Any], node: Mapping[str, Any]) -> Mapping[str, Any]:
+    for _ in range(20):
+        ref = node.get("$ref")
+        if not isinstance(ref, str):
+            return node
+        if not ref.startswith("#/"):
+            raise NoExample(f"non-local $ref {ref}")
+        target: Any = root
+        for token in ref[2:].split("/"):
+            target = target[token.replace("~1", "/").replace("~0", "~")]
+        merged = dict(target)
+        merged.update({k: v for k, v in node.items() if k != "$ref"})
+        node = merged
+    raise NoExample("$ref chain too long")
+
+
+def _valid(root: Mapping[str, Any], schema: Mapping[str, Any], value: Any) -> bool:
+    from jsonschema import Draft202012Validator
+
+    candidate = {**schema, "$defs": root.get("$defs", {})} if "$defs" in root else dict(schema)
+    try:
+        return Draft202012Validator(candidate, format_checker=Draft202012Validator.FORMAT_CHECKER).is_valid(value)
+    except Exception:
+        return False
+
+
+def _build(root: Mapping[str, Any], node: Any, full: bool, depth: int) -> Any:
+    if node is True or node is None:
+        return "example"
+    if not isinstance(node, Mapping):
+        raise NoExample("schema is not an object")
+    if depth > MAX_DEPTH:
+        raise NoExample("too deep")
+    node = _resolve(root, node)
+    if "const" in node:
+        return node["const"]
+    if isinstance(node.get("enum"), list) and node["enum"]:
+        return next((v for v in node["enum"] if v is not None), node["enum"][0])
+    for key in ("default", "examples"):
+        if key in node:
+            candidate = node[key][0] if key == "examples" and isinstance(node[key], list) and node[key] else node[key]
+            if key == "examples" and not isinstance(node[key], list):
+                continue
+            if _valid(root, node, candidate):
+                return candidate
+    if "allOf" in node and isinstance(node["allOf"], list):
+        merged: dict[str, Any] = {k: v for k, v in node.items() if k != "allOf"}
+        for part in node["allOf"]:
+            part = _resolve(root, part) if isinstance(part, Mapping) else {}
+            for key, value in part.items():
+                if key == "properties":
+                    merged["properties"] = {**merged.get("properties", {}), **value}
+                elif key == "required":
+                    merged["required"] = sorted(set(merged.get("required", [])) | set(value))
+                else:
+                    merged.setdefault(key, value)
+        return _build(root, merged, full, depth + 1)
+    for key in ("oneOf", "anyOf"):
+        options = node.get(key)
+        if isinstance(options, list) and options:
+            rest = {k: v for k, v in node.items() if k != key}
+            for option in options:
+                try:
+                    merged_option = {**rest, **_resolve(root, option)} if isinstance(option, Mapping) else rest
+                    value = _build(root, merged_option, full, depth + 1)
+                except NoExample:
+                    continue
+                if _valid(root, node, value):
+                    return value
+            raise NoExample(f"no {key} option gave a valid value")
+    kind = node.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind is None:
+        kind = "object" if "properties" in node else "array" if "items" in node else "string"
+    if kind == "null":
+        return None
+    if kind == "boolean":
+        return True
+    if kind in ("integer", "number"):
+        return _number(node, kind == "integer")
+    if kind == "string":
+        return _string(node)
+    if kind == "array":
+        count = max(int(node.get("minItems", 0)), 1 if full else 0)
+        if count == 0:
+            return []
+        items = node.get("items", {})
+        if node.get("uniqueItems") and count > 1:
+            raise NoExample("unique items")
+        return [_build(root, items, full, depth + 1)] * count
+    if kind == "object":
+        props = node.get("properties", {}) if isinstance(node.get("properties"), Mapping) else {}
+        required = [r for r in node.get("required", []) if isinstance(r, str)]
+        result: dict[str, Any] = {}
+        for name in required:
+            result[name] = _build(root, props.get(name, {}), full, depth + 1)
+        if full:
+            for name, sub in props.items():
+                if name in result or (isinstance(sub, Mapping) and sub.get("readOnly")):
+                    continue
+                try:
+                    result[name] = _build(root, sub, full, depth + 1)
+                except NoExample:
+                    continue
+        return result
+    raise NoExample(f"type {kind!r}")
+
+
+def _number(node: Mapping[str, Any], integer: bool) -> int | float:
+    low = node.get("minimum")
+    ex_low = node.get("exclusiveMinimum")
+    high = node.get("maximum")
+    ex_high = node.get("exclusiveMaximum")
+    value: float = 1
+    if isinstance(low, (int, float)):
+        value = max(value, low) if not isinstance(high, (int, float)) or high >= 1 else low
+    if isinstance(ex_low, (int, float)) and value <= ex_low:
+        value = ex_low + 1
+    if isinstance(high, (int, float)) and value > high:
+        value = high
+    if isinstance(ex_high, (int, float)) and value >= ex_high:
+        value = ex_high - 1
+    step = node.get("multipleOf")
+    if isinstance(step, (int, float)) and step > 0:
+        value = math.ceil(value / step) * step
+    return int(math.ceil(value)) if integer else value
+
+
+_REGEX_CACHE: dict[str, str] = {}  # "low:high:pattern" -> the shortest match hypothesis finds (derandomized)
+
+
+def _string(node: Mapping[str, Any]) -> str:
+    pattern = node.get("pattern")
+    fmt = node.get("format")
+    low = int(node.get("minLength", 0) or 0)
+    high = node.get("maxLength")
+    if node.get("contentEncoding") == "base64":
+        text = FORMATS["byte"]
+    elif isinstance(pattern, str):
+        text = _from_regex(pattern, low, high if isinstance(high, int) else None)
+    elif isinstance(fmt, str) and fmt in FORMATS:
+        text = FORMATS[fmt]
+    elif fmt in ("int32", "int64", "integer"):
+        text = "1"
+    else:
+        text = "example"
+    if len(text) < low:
+        text += "a" * (low - len(text)) if not isinstance(pattern, str) else ""
+    if isinstance(high, int) and len(text) > high and not isinstance(pattern, str):
+        text = text[: max(high, low)]
+    return text
+
+
+def _from_regex(pattern: str, low: int = 0, high: int | None = None) -> str:
+    key = f"{low}:{high}:{pattern}"
+    if key not in _REGEX_CACHE:
+        from hypothesis import HealthCheck, find, settings
+        from hypothesis import strategies as st
+
+        try:
+            compiled = re.compile(pattern)
+            _REGEX_CACHE[key] = find(
+                st.from_regex(compiled).filter(lambda s: "\n" not in s and "\r" not in s),
+                lambda s: low <= len(s) and (high is None or len(s) <= high),
+                settings=settings(derandomize=True, database=None, suppress_health_check=list(HealthCheck)),
+            )
+        except Exception as exc:  # re.error for ECMA-only syntax, or no example found
+            raise NoExample(f"pattern {pattern!r}: {type(exc).__name__}") from None
+    return _REGEX_CACHE[key]
+
+
+# -- recording proxy ------------------------------------------------------------------------------------------
+class Recorder:
+    """A reverse proxy on 127.0.0.1 that forwards to `upstream` and records (method, path, status, Prism error)."""
+
+    def __init__(self, upstream: str, inject: list[tuple[str, str, str]] = []) -> None:
+        import httpx
+        from urllib.parse import urlencode
+
+        self.records: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        client = httpx.Client(base_url=upstream, timeout=60)
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _forward(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                headers = [(k, v) for k, v in self.headers.items() if k.lower() not in ("host", "content-length")]
+                present = {k.lower() for k, _ in headers}
+                path = self.path
+                for where, name, value in inject:
+                    if where == "header" and name.lower() not in present:
+                        headers.append((name, value))
+                    elif where == "query" and f"{name}=" not in path:
+                        path += ("&" if "?" in path else "?") + urlencode({name: value})
+                    elif where == "cookie":
+                        headers.append(("Cookie", f"{name}={value}"))
+                try:
+                    response = client.request(self.command, path, headers=headers, content=body)
+                    status, content, ctype = (
+                        response.status_code,
+                        response.content,
+                        response.headers.get("content-type", ""),
+                    )
+                except Exception as exc:
+                    status, content, ctype = 599, str(exc).encode(), "text/plain"
+                error: dict[str, Any] = {}
+                if "problem+json" in ctype or status >= 400:
+                    try:
+                        data = json.loads(content)
+                        if isinstance(data, dict) and str(data.get("type", "")).startswith(PRISM_ERRORS):
+                            error = data
+                    except ValueError:
+                        pass
+                with recorder.lock:
+                    recorder.records.append(
+                        {"method": self.command, "path": self.path, "status": status, "error": error}
+                    )
+                self.send_response(status)
+                self.send_header("Content-Type", ctype or "application/octet-stream")
+                self.send_header("Content-Length", str(len(content)))
+                self.end_headers()
+                self.wfile.write(content)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_TRACE = _forward
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> Recorder:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def classify(record: Mapping[str, Any]) -> tuple[str, str]:
+    """(accepted | rejected | security | unrelated, category) for one recorded Prism answer."""
+    error = record.get("error") or {}
+    status = record["status"]
+    if not error:
+        return ("unrelated", f"{status} proxy error") if status == 599 else ("accepted", "")
+    kind = str(error.get("type", ""))[len(PRISM_ERRORS) :]
+    if kind in SECURITY:
+        return "security", f"{status} {kind}"
+    if kind in REJECTING:
+        details = error.get("validation") or []
+        if details:
+            first = details[0]
+            where = "/".join(str(p) for p in first.get("location", [])[:1]) or "?"
+            message = re.sub(r"'[^']*'|\"[^\"]*\"|\b\d+\b", "…", str(first.get("message", "")))[:80]
+            return "rejected", f"{status} {where}: {message}"
+        return "rejected", f"{status} {kind}"
+    return "unrelated", f"{status} {kind}"
+
+
+def credentials(spec: str) -> list[tuple[str, str, str]]:
+    """Dummy credentials for the spec's security schemes: (header|query|cookie, name, value)."""
+    import yaml
+
+    text = Path(spec).read_text(encoding="utf-8")
+    doc = json.loads(text) if spec.endswith(".json") else yaml.safe_load(text)
+    if not isinstance(doc, dict):
+        return []
+    schemes = doc.get("securityDefinitions") or (doc.get("components") or {}).get("securitySchemes") or {}
+    found: list[tuple[str, str, str]] = []
+    authorization = ""
+    for scheme in schemes.values() if isinstance(schemes, dict) else []:
+        if not isinstance(scheme, dict):
+            continue
+        kind = str(scheme.get("type", "")).lower()
+        if kind == "apikey" and scheme.get("in") in ("header", "query", "cookie") and scheme.get("name"):
+            found.append((scheme["in"], str(scheme["name"]), "dummy-key"))
+        elif (kind == "http" and str(scheme.get("scheme", "")).lower() == "basic") or kind == "basic":
+            authorization = authorization or "Basic dXNlcjpwYXNz"
+        elif kind in ("http", "oauth2", "openidconnect"):
+            authorization = authorization or "Bearer dummy-token"
+    if authorization:
+        found.append(("header", "Authorization", authorization))
+    return found
+
+
+# -- one spec -------------------------------------------------------------------------------------------------
+def server_environment(out: Path, package: str, base_url: str) -> dict[str, str]:
+    """What the generated server is started with: its base URL, and a dummy value for every credential variable it
+    reads (so calls to secured operations reach Prism instead of stopping at "set <PREFIX>_<SCHEME>")."""
+    env = {"PYTHONPATH": str(out / "src"), "PYTHONDONTWRITEBYTECODE": "1"}
+    probe = f"from {package} import settings as s; " "print(s.ENV_PREFIX); print(*s.CREDENTIAL_VARIABLES, sep='\\n')"
+    lines = subprocess.run(
+        [sys.executable, "-c", probe], env=env, check=True, capture_output=True, text=True, timeout=60
+    ).stdout.split()
+    prefix, credentials = lines[0], lines[1:]
+    return env | {f"{prefix}_BASE_URL": base_url} | {name: "corpus-credential" for name in credentials}
+
+
+def call_spec(spec: str, out: Path, package: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """Call the generated server's tools against Prism; returns counts, rejection categories and examples."""
+    import anyio
+
+    sys.path.insert(0, str(REPO / "tests"))
+    from support.prism import prism_server
+
+    tools = json.loads((out / "src" / package / "tools.json").read_text(encoding="utf-8"))
+    tools = sorted(tools, key=lambda t: t["name"])[: int(options.get("max_tools", 60))]
+    with prism_server(spec, timeout=120) as prism_url, Recorder(prism_url, credentials(spec)) as recorder:
+        return anyio.run(_call_all, out, package, recorder, tools, int(options.get("examples", 2)))
+
+
+async def _call_all(
+    out: Path, package: str, recorder: Recorder, tools: list[dict[str, Any]], examples: int
+) -> dict[str, Any]:
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    counts: Counter[str] = Counter()
+    categories: Counter[str] = Counter()
+    unrelated: Counter[str] = Counter()
+    client_errors: Counter[str] = Counter()  # the call raised in the MCP client (after the request was classified)
+    samples: dict[str, str] = {}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", package],
+        env=server_environment(out, package, recorder.url),
+        cwd=str(out),
+    )
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
+        from mcp.client.stdio import stdio_client
+
+        async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
+            for tool in tools:
+                sets: list[dict[str, Any]] = []
+                for full in (True, False)[:examples]:
+                    try:
+                        args = build_arguments(tool.get("inputSchema", {}), full)
+                    except (NoExample, KeyError, TypeError, RecursionError):
+                        continue
+                    if _valid(tool.get("inputSchema", {}), tool.get("inputSchema", {}), args) and args not in sets:
+                        sets.append(args)
+                if not sets:
+                    counts["no-arguments"] += 1
+                    continue
+                for args in sets:
+                    before = len(recorder.records)
+                    result = None
+                    try:
+                        with anyio.fail_after(90):
+                            result = await client.call_tool(tool["name"], args)
+                    except Exception as exc:  # e.g. the client's check of structuredContent against outputSchema
+                        kind = re.sub(r"'[^']*'|\"[^\"]*\"|\b\d+\b", "…", str(exc).splitlines()[0] if str(exc) else "")
+                        kind = type(exc).__name__ + ": " + re.sub(r"tool \S+:", "tool …:", kind)[:90]
+                        client_errors[kind] += 1
+                        samples.setdefault(kind, f"{tool['name']} {str(exc)[:300]}")
+                    with recorder.lock:
+                        new = recorder.records[before:]
+                    if not new and result is not None:
+                        counts["not-sent"] += 1
+                        text = result.content[0].text if result.content and hasattr(result.content[0], "text") else ""
+                        samples.setdefault(f"not-sent: {text[:60]}", f"{tool['name']} {json.dumps(args)[:200]}")
+                        continue
+                    for record in new:
+                        outcome, category = classify(record)
+                        counts[outcome] += 1
+                        if outcome == "rejected":
+                            categories[category] += 1
+                            samples.setdefault(
+                                category,
+                                f"{tool['name']} {record['method']} {record['path'][:200]}"
+                                f" {json.dumps(record['error'].get('validation', record['error'].get('detail', '')))[:300]}",
+                            )
+                        elif outcome == "unrelated":
+                            unrelated[category] += 1
+        errlog.seek(0)
+        stderr = errlog.read()
+    if "Traceback (most recent call last)" in stderr:
+        counts["server-traceback"] += 1
+        samples.setdefault("server-traceback", stderr[-1500:])
+    return {
+        "counts": dict(counts),
+        "rejections": dict(categories),
+        "unrelated": dict(unrelated),
+        "client_errors": dict(client_errors),
+        "samples": samples,
+    }

@@ -1,0 +1,660 @@
+"""Corpus runner: generate a server for every selected OpenAPI document, start it, list its tools, check them.
+
+    tools/corpus-run --set directory --sample 50 --seed 1 --jobs 2
+    tools/corpus-run --validate off --shuffle full --jsonl corpus.jsonl --json corpus.json   # the whole corpus
+    tools/corpus-run path/to/spec.json other.yaml              # explicit documents
+    tools/corpus-run --calls --max-ops 30 --sample 30 --seed calls   # call tools against a Prism mock (--calls)
+
+For each spec, in a worker process: codegen.pipeline.generate (in-process) + codegen.write.write into a temporary
+folder; then the generated server runs as a subprocess over stdio (this Python, PYTHONPATH=<out>/src,
+`-m <package>`), and the official MCP client lists its tools (all pages). Checks: no exception in the generator, no
+traceback on the server's stderr, the generated package's dependencies installed in this Python (the server runs
+from its source tree, not pip-installed, to be fast), every tool name valid (^[a-zA-Z0-9_-]{1,64}$) and unique, every
+inputSchema and outputSchema a valid JSON Schema 2020-12 (metaschema check) whose local $refs resolve, inputSchema
+and outputSchema rooted at `type: object`, `required` names present in `properties`, and the listed tools equal to
+tools.json.
+
+Outcome per spec: ok, ok-with-warnings, spec-error (the document's own fault: not OpenAPI, unreadable, no
+operations), FAIL(category). The exit status is 1 when any spec FAILs, else 0.
+
+Selection uses the project's tools/list-specs (same --set/--max-ops/--min-ops/--sample/--seed options).
+Every spec runs under a per-spec timeout in a worker that is killed (with its server) when it runs over, and
+--time-limit bounds the whole run: specs not started by then are reported as not-run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import multiprocessing.connection
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+LIST_SPECS = REPO / "tools" / "list-specs"
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # what MCP clients (and Claude's API) accept as a tool name
+ARG_NAME = re.compile(r"^[a-zA-Z0-9_.-]{1,64}$")  # what Claude's API accepts as an inputSchema property key
+BIG_BYTES = 1_500_000  # above this, openapi-spec-validator is skipped (it takes minutes on GitHub's 13 MB)
+RECYCLE_BYTES = 5_000_000  # a worker that handled a spec this big is replaced (bounds memory)
+SWAGGER2 = "Swagger 2.0 documents are not supported"
+
+OK, WARN, SPEC_ERROR, FAIL, NOT_RUN = "ok", "ok-with-warnings", "spec-error", "FAIL", "not-run"
+
+
+@dataclass
+class Outcome:
+    spec: str
+    outcome: str = NOT_RUN
+    category: str = ""  # FAIL category, or the kind of spec-error
+    detail: str = ""
+    tools: int = 0
+    warnings: int = 0
+    errors: int = 0  # error-level problems (operations the spec breaks, skipped)
+    problem_kinds: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    calls: dict[str, Any] = field(default_factory=dict)  # --calls mode
+
+    @property
+    def label(self) -> str:
+        return f"FAIL({self.category})" if self.outcome == FAIL else self.outcome
+
+
+class Failure(Exception):
+    def __init__(self, category: str, detail: str) -> None:
+        super().__init__(f"{category}: {detail}")
+        self.category = category
+        self.detail = detail
+
+
+# -- selection ------------------------------------------------------------------------------------------------
+def select(args: argparse.Namespace) -> list[str]:
+    if args.specs:
+        return [str(Path(s).resolve()) for s in args.specs]
+    cmd = [sys.executable, str(LIST_SPECS), "--set", args.set]
+    if args.named:
+        cmd = [sys.executable, str(LIST_SPECS), "--named", "--tsv"]
+    else:
+        for flag in ("max_ops", "min_ops", "version"):
+            value = getattr(args, flag)
+            if value is not None:
+                cmd += ["--" + flag.replace("_", "-"), str(value)]
+        if args.sample is not None:
+            cmd += ["--sample", str(args.sample), "--seed", str(args.seed)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=300).stdout
+    lines = [line for line in out.splitlines() if line.strip()]
+    if args.named:
+        wanted = set(args.named)
+        rows = [line.split("\t") for line in lines]
+        return [row[1] for row in rows if "all" in wanted or row[0] in wanted]
+    return lines
+
+
+def short(path: str) -> str:
+    marker = "node_modules/"
+    return path.split(marker, 1)[1] if marker in path else path
+
+
+# -- one spec (in a worker) -----------------------------------------------------------------------------------
+def generate_into(spec: str, out: Path, result: Outcome, validate: bool | None = None, name: str | None = None) -> Any:
+    """Generate the package for `spec` into `out`; fills `result`; returns the pipeline Result or None."""
+    from codegen.config import Config
+    from codegen.pipeline import generate
+    from codegen.problems import Level
+    from codegen.write import write
+
+    if validate is None:
+        validate = os.path.getsize(spec) <= BIG_BYTES
+    started = time.perf_counter()
+    try:
+        generated = generate(Config(spec=spec, output=out, name=name, validate=validate))
+    except Exception as exc:
+        raise Failure("generator-exception", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-6)}")
+    result.seconds["generate"] = round(time.perf_counter() - started, 2)
+    problems = generated.problems
+    result.warnings = sum(p.level is Level.WARNING for p in problems)
+    errors = [p for p in problems if p.level is Level.ERROR]
+    result.errors = len(errors)
+    result.problem_kinds = dict(Counter(f"{p.level.value}: {problem_kind(p.message)}" for p in problems))
+    if not generated.files:
+        messages = [p.message for p in errors]
+        if any(SWAGGER2 in m for m in messages):
+            raise Failure("swagger-2.0-unsupported", messages[0])
+        bad = [m for m in messages if m.startswith(("template ", "generated "))]
+        if bad:
+            raise Failure("render-or-format", bad[0])
+        if not messages:
+            raise Failure("no-output-without-error", "the generator produced nothing and reported no error")
+        result.outcome, result.category = SPEC_ERROR, spec_error_kind(messages)
+        result.detail = "; ".join(sorted(set(str(p) for p in errors)))[:500]
+        return None
+    problems_out = write(out, generated.files, force=True)
+    if problems_out:
+        raise Failure("write", str(problems_out[0]))
+    return generated
+
+
+def missing_dependencies(pyproject: Path) -> list[str]:
+    """The generated package's [project] dependencies that this Python does not satisfy (name or version)."""
+    import importlib.metadata
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    missing = []
+    for text in tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"].get("dependencies", []):
+        requirement = Requirement(text)
+        try:
+            version = importlib.metadata.version(requirement.name)
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(text)
+            continue
+        if not requirement.specifier.contains(version, prereleases=True):
+            missing.append(f"{text} (have {version})")
+    return missing
+
+
+def problem_kind(message: str) -> str:
+    """A message with its specifics (quoted names, numbers, pointers) removed, for counting kinds."""
+    text = re.sub(r"'[^']*'|\"[^\"]*\"|`[^`]*`", "…", message)
+    text = re.sub(r"#/\S*|\b\d+\b", "…", text)
+    return text[:120]
+
+
+def spec_error_kind(messages: Sequence[str]) -> str:
+    joined = " ".join(messages)
+    if "not an OpenAPI 3.x document" in joined:
+        return "not-openapi"
+    if "no operations" in joined:
+        return "no-operations"
+    if "not a JSON/YAML object" in joined or "cannot" in joined or "parse" in joined.lower():
+        return "unreadable"
+    return "other"
+
+
+def check_tools(listed: Sequence[Mapping[str, Any]], expected: Sequence[Mapping[str, Any]]) -> list[Failure]:
+    """Every check on the listed tools; returns all failures found (empty: fine)."""
+    found: list[Failure] = []
+    names = [t.get("name", "") for t in listed]
+    for name in names:
+        if not TOOL_NAME.match(name):
+            found.append(Failure("tool-name", f"invalid tool name {name!r}"))
+    dupes = [n for n, c in Counter(names).items() if c > 1]
+    if dupes:
+        found.append(Failure("duplicate-tool-name", f"duplicate tool names: {dupes[:5]}"))
+    for tool in listed:
+        name = tool.get("name", "")
+        for key in ("inputSchema", "outputSchema"):
+            schema = tool.get(key)
+            if schema is None:
+                if key == "inputSchema":
+                    found.append(Failure("no-input-schema", f"{name}: no inputSchema"))
+                continue
+            problem = metaschema_problem(schema)
+            if problem:
+                found.append(Failure(f"invalid-{key}", f"{name}: {problem}"))
+                continue
+            if schema.get("type") != "object":
+                found.append(Failure(f"{key}-not-object", f"{name}: {key} has type {schema.get('type')!r}"))
+            for missing in dangling_refs(schema):
+                found.append(Failure("dangling-ref", f"{name}: {key} refers to {missing!r}, which is not there"))
+                break
+            for at, node in objects(schema):
+                props = node.get("properties")
+                req = node.get("required")
+                if (
+                    isinstance(req, list)
+                    and isinstance(props, dict)
+                    and node.get("additionalProperties", True) is False
+                ):
+                    lost = [r for r in req if r not in props]
+                    if lost:
+                        found.append(Failure("required-not-in-properties", f"{name}: {key}{at}: {lost[:5]}"))
+                        break
+            if key == "inputSchema":
+                props = schema.get("properties", {})
+                lost = [r for r in schema.get("required", []) if r not in props]
+                if lost:
+                    found.append(Failure("required-not-in-properties", f"{name}: inputSchema: {lost[:5]}"))
+                bad = [p for p in props if not ARG_NAME.match(p)]
+                if bad:
+                    found.append(Failure("argument-name", f"{name}: argument names {bad[:5]} are not client-safe"))
+    if [dict(t) for t in listed] != [dict(t) for t in expected]:
+        detail = tools_difference(listed, expected)
+        found.append(Failure("listed-differs-from-tools.json", detail))
+    return found
+
+
+_META: Any = None
+
+
+def metaschema_problem(schema: Mapping[str, Any]) -> str:
+    """Draft202012Validator.check_schema, with one metaschema validator reused for every schema."""
+    global _META
+    from jsonschema import Draft202012Validator
+
+    if _META is None:  # what check_schema builds on every call, including its format checker (regex patterns)
+        _META = Draft202012Validator(
+            Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER
+        )
+    error = next(iter(_META.iter_errors(schema)), None)
+    if error is None:
+        return ""
+    where = "/".join(str(p) for p in error.absolute_path)
+    return f"at /{where}: {error.message[:300]}"
+
+
+def objects(schema: Any, at: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+    stack: list[tuple[str, Any]] = [(at, schema)]
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, dict):
+            yield where, node
+            for key, value in node.items():
+                if key not in ("enum", "const", "default", "examples", "example"):
+                    stack.append((f"{where}/{key}", value))
+        elif isinstance(node, list):
+            stack.extend((f"{where}/{i}", v) for i, v in enumerate(node))
+
+
+def dangling_refs(schema: Mapping[str, Any]) -> Iterator[str]:
+    for _, node in objects(schema):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#"):
+            target: Any = schema
+            for token in ref[1:].split("/")[1:]:
+                token = token.replace("~1", "/").replace("~0", "~")
+                if isinstance(target, dict) and token in target:
+                    target = target[token]
+                else:
+                    yield ref
+                    break
+
+
+def tools_difference(listed: Sequence[Mapping[str, Any]], expected: Sequence[Mapping[str, Any]]) -> str:
+    if len(listed) != len(expected):
+        return f"listed {len(listed)} tools, tools.json has {len(expected)}"
+    for a, b in zip(listed, expected):
+        if a != b:
+            keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+            return f"tool {b.get('name')!r} differs in {keys}"
+    return "different"
+
+
+async def list_over_stdio(out: Path, package: str, timeout: float) -> tuple[list[dict[str, Any]], str]:
+    """Start the generated server with this Python over stdio; list every page of tools; return (tools, stderr)."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", package],
+        env={"PYTHONPATH": str(out / "src"), "PYTHONDONTWRITEBYTECODE": "1"},
+        cwd=str(out),
+    )
+    tools: list[dict[str, Any]] = []
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
+        try:
+            with anyio.fail_after(timeout):
+                async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
+                    cursor: str | None = None
+                    for _ in range(10_000):  # bounded pagination
+                        page = await client.list_tools(cursor=cursor)
+                        tools += [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in page.tools]
+                        cursor = page.next_cursor
+                        if cursor is None:
+                            break
+        except TimeoutError:
+            errlog.seek(0)
+            raise Failure(
+                "server-timeout", f"tools/list did not finish in {timeout:g} s; stderr: {errlog.read()[-800:]}"
+            )
+        except Exception as exc:
+            errlog.seek(0)
+            raise Failure("list-failed", f"{type(exc).__name__}: {exc}; stderr: {errlog.read()[-1500:]}")
+        errlog.seek(0)
+        stderr = errlog.read()
+    return tools, stderr
+
+
+def run_one(spec: str, options: Mapping[str, Any]) -> Outcome:
+    import anyio
+
+    result = Outcome(spec=spec)
+    started = time.perf_counter()
+    try:
+        with tempfile.TemporaryDirectory(prefix="corpus-") as tmp:
+            out = Path(tmp) / "server"
+            generated = generate_into(spec, out, result, validate=options.get("validate"))
+            if generated is not None:
+                result.tools = len(generated.tools)
+                package = generated.project.package
+                missing = missing_dependencies(out / "pyproject.toml")
+                if missing:
+                    raise Failure("runtime-dependency-missing", f"not installed in {sys.executable}: {missing}")
+                expected = json.loads((out / "src" / package / "tools.json").read_text(encoding="utf-8"))
+                t0 = time.perf_counter()
+                listed, stderr = anyio.run(list_over_stdio, out, package, float(options.get("list_timeout", 120)))
+                result.seconds["list"] = round(time.perf_counter() - t0, 2)
+                if "Traceback (most recent call last)" in stderr:
+                    raise Failure("server-traceback", stderr[-1500:])
+                failures = check_tools(listed, expected)
+                if failures:
+                    raise Failure(failures[0].category, "; ".join(f.detail for f in failures[:3])[:1500])
+                if options.get("calls"):
+                    from corpus_calls import call_spec  # tools/corpus_calls.py
+
+                    try:
+                        result.calls = call_spec(spec, out, package, options)
+                    except Exception as exc:  # Prism refusing the document, a hung server: reported, not a listing FAIL
+                        kind = f"{type(exc).__name__}: {str(exc).splitlines()[0][:100] if str(exc) else ''}"
+                        result.calls = {
+                            "counts": {"calls-crashed": 1},
+                            "crashes": {kind: 1},
+                            "samples": {kind: traceback.format_exc(limit=-3)[-1500:]},
+                        }
+                result.outcome = WARN if (result.warnings or result.errors) else OK
+    except Failure as exc:
+        result.outcome, result.category, result.detail = FAIL, exc.category, exc.detail
+    except Exception as exc:  # the runner's own checks must not take the run down
+        result.outcome, result.category = FAIL, "runner-exception"
+        result.detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-4)}"
+    result.seconds["total"] = round(time.perf_counter() - started, 2)
+    return result
+
+
+# -- worker pool ----------------------------------------------------------------------------------------------
+def _worker(conn: multiprocessing.connection.Connection, options: dict[str, Any]) -> None:
+    os.setsid()  # its own process group: a timeout kills the worker and the server it started
+    sys.path.insert(0, str(REPO))
+    sys.path.insert(0, str(REPO / "tools"))
+    while True:
+        try:
+            spec = conn.recv()
+        except EOFError:
+            return
+        if spec is None:
+            return
+        conn.send(asdict(run_one(spec, options)))
+
+
+@dataclass
+class _Slot:
+    process: Any
+    conn: multiprocessing.connection.Connection
+    spec: str | None = None
+    deadline: float = 0.0
+    done: int = 0
+
+
+def run_all(
+    specs: Sequence[str],
+    options: dict[str, Any],
+    jobs: int,
+    timeout: float,
+    time_limit: float,
+    progress: bool = True,
+    jsonl: Path | None = None,
+) -> list[Outcome]:
+    """Run every spec in `jobs` worker processes; per-spec `timeout`; no new spec starts after `time_limit` s.
+
+    `jsonl`: each outcome is appended to this file as it arrives, and specs already recorded there are not run
+    again (resume an interrupted run with the same command)."""
+    context = multiprocessing.get_context("spawn")
+    results: dict[str, Outcome] = {}
+    if jsonl is not None and jsonl.exists():
+        for line in jsonl.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                done = Outcome(**json.loads(line))
+                if done.spec in specs:
+                    results[done.spec] = done
+    pending = [s for s in specs if s not in results]
+    if progress and results:
+        print(f"corpus-run: {len(results)} specs already in {jsonl}, {len(pending)} to run", file=sys.stderr)
+    slots: list[_Slot] = []
+    stop_at = time.monotonic() + time_limit
+
+    def spawn() -> _Slot:
+        parent, child = context.Pipe()
+        process = context.Process(target=_worker, args=(child, options), daemon=True)
+        process.start()
+        child.close()
+        return _Slot(process, parent)
+
+    def kill(slot: _Slot) -> None:
+        groups = {slot.process.pid}
+        try:  # Prism (--calls) runs in a session of its own: find it among the worker's descendants
+            import psutil
+
+            groups |= {os.getpgid(c.pid) for c in psutil.Process(slot.process.pid).children(recursive=True)}
+        except Exception:
+            pass
+        for group in groups:
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        slot.process.join(10)
+        slot.conn.close()
+
+    def report(outcome: Outcome) -> None:
+        results[outcome.spec] = outcome
+        if jsonl is not None:
+            with jsonl.open("a", encoding="utf-8") as stream:
+                stream.write(json.dumps(asdict(outcome)) + "\n")
+        if progress:
+            n = len(results)
+            extra = (
+                f" {outcome.detail.splitlines()[0][:160]}"
+                if outcome.outcome in (FAIL, SPEC_ERROR) and outcome.detail
+                else ""
+            )
+            print(
+                f"[{n}/{len(specs)}] {outcome.label:<28} {outcome.tools:>5} tools {outcome.seconds.get('total', 0):>6.1f}s "
+                f"{short(outcome.spec)}{extra}",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    def terminate(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt  # so the finally below stops the workers and their servers
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    slots = [spawn() for _ in range(max(1, min(jobs, len(pending))))] if pending else []
+    try:
+        while pending or any(s.spec for s in slots):
+            for index, slot in enumerate(slots):
+                if slot.spec is None and pending and time.monotonic() < stop_at:
+                    slot.spec = pending.pop(0)
+                    slot.deadline = time.monotonic() + timeout
+                    slot.conn.send(slot.spec)
+            busy = [s for s in slots if s.spec]
+            if not busy:
+                break
+            wait = max(0.05, min(s.deadline for s in busy) - time.monotonic())
+            ready = multiprocessing.connection.wait([s.conn for s in busy] + [s.process.sentinel for s in busy], wait)
+            for index, slot in enumerate(slots):
+                if slot.spec is None:
+                    continue
+                spec = slot.spec
+                if slot.conn in ready:
+                    try:
+                        data = slot.conn.recv()
+                    except (EOFError, OSError):
+                        data = asdict(Outcome(spec, FAIL, "worker-died", f"exit code {slot.process.exitcode}"))
+                    report(Outcome(**data))
+                elif slot.process.sentinel in ready or not slot.process.is_alive():
+                    report(Outcome(spec, FAIL, "worker-died", f"exit code {slot.process.exitcode} (out of memory?)"))
+                elif time.monotonic() >= slot.deadline:
+                    report(
+                        Outcome(spec, FAIL, "timeout", f"no result within {timeout:g} s", seconds={"total": timeout})
+                    )
+                else:
+                    continue
+                slot.spec = None
+                slot.done += 1
+                recycle = not slot.process.is_alive() or results[spec].category in ("timeout", "worker-died")
+                try:
+                    recycle = recycle or os.path.getsize(spec) > RECYCLE_BYTES or slot.done >= 200
+                except OSError:
+                    pass
+                if recycle:
+                    kill(slot)
+                    slots[index] = spawn()
+    finally:
+        for slot in slots:
+            try:
+                slot.conn.send(None)
+            except (OSError, ValueError):
+                pass
+            kill(slot)
+        signal.signal(signal.SIGTERM, previous)
+    for spec in specs:
+        results.setdefault(spec, Outcome(spec, NOT_RUN, detail="--time-limit reached before it started"))
+    return [results[s] for s in specs]
+
+
+# -- report ---------------------------------------------------------------------------------------------------
+def summary(results: Sequence[Outcome]) -> str:
+    lines = [f"{len(results)} specs"]
+    by_outcome = Counter(r.outcome for r in results)
+    lines.append("")
+    lines.append("| outcome | specs |")
+    lines.append("|---|---|")
+    for name in (OK, WARN, SPEC_ERROR, FAIL, NOT_RUN):
+        if by_outcome.get(name):
+            lines.append(f"| {name} | {by_outcome[name]} |")
+    for title, outcome in (("failures", FAIL), ("spec errors", SPEC_ERROR)):
+        rows = [r for r in results if r.outcome == outcome]
+        if not rows:
+            continue
+        lines += ["", f"| {title}: category | specs | example |", "|---|---|---|"]
+        for category, count in sorted(Counter(r.category for r in rows).items(), key=lambda kv: (-kv[1], kv[0])):
+            example = next(r for r in rows if r.category == category)
+            lines.append(
+                f"| {category} | {count} | {short(example.spec)}: {example.detail.splitlines()[0][:140] if example.detail else ''} |"
+            )
+    tools = sum(r.tools for r in results)
+    lines += [
+        "",
+        f"tools listed and checked: {tools}; "
+        f"warnings: {sum(r.warnings for r in results)}; skipped-operation errors: {sum(r.errors for r in results)}",
+    ]
+    calls = [r.calls for r in results if r.calls]
+    if calls:
+        lines += ["", calls_summary(calls)]
+    return "\n".join(lines)
+
+
+def calls_summary(calls: Iterable[Mapping[str, Any]]) -> str:
+    total: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+    other: Counter[str] = Counter()
+    for c in calls:
+        total.update(c.get("counts", {}))
+        reasons.update(c.get("rejections", {}))
+        other.update({f"client error: {k}": v for k, v in c.get("client_errors", {}).items()})
+        other.update({f"Prism, unrelated: {k}": v for k, v in c.get("unrelated", {}).items()})
+        other.update({f"calls crashed: {k}": v for k, v in c.get("crashes", {}).items()})
+    sent = total["accepted"] + total["rejected"]
+    rate = 100.0 * total["accepted"] / sent if sent else 0.0
+    lines = [
+        f"calls: {sent} requests reached Prism, {total['accepted']} accepted ({rate:.2f}%), "
+        f"{total['rejected']} rejected; {total['security']} answered 401/403 (security unmet); "
+        f"{total['not-sent']} not sent (the server refused the arguments); "
+        f"{total['no-arguments']} tools without generatable arguments"
+    ]
+    if reasons:
+        lines += ["", "| rejection | requests |", "|---|---|"]
+        lines += [f"| {k} | {v} |" for k, v in reasons.most_common(30)]
+    if other:
+        lines += ["", "| not counted in the rate | calls |", "|---|---|"]
+        lines += [f"| {k} | {v} |" for k, v in other.most_common(30)]
+    return "\n".join(lines)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="corpus-run", description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("specs", nargs="*", help="explicit spec files (default: selected with tools/list-specs)")
+    parser.add_argument("--set", default="all", choices=("all", "directory", "examples", "octokit"))
+    parser.add_argument(
+        "--named", nargs="+", metavar="NAME", help="list-specs --named names (github, stripe, ...; all)"
+    )
+    parser.add_argument("--max-ops", type=int)
+    parser.add_argument("--min-ops", type=int)
+    parser.add_argument("--version", choices=("2.0", "3.0", "3.1"))
+    parser.add_argument("--sample", type=int, help="a deterministic sample of N specs (with --seed)")
+    parser.add_argument("--seed", default="1")
+    parser.add_argument(
+        "--shuffle",
+        metavar="SEED",
+        help="run in a deterministic shuffled order (a partial run is " "then an unbiased sample)",
+    )
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds per spec (default 300)")
+    parser.add_argument("--time-limit", type=float, default=4 * 3600, help="no spec starts after this many seconds")
+    parser.add_argument(
+        "--validate",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help=f"openapi-spec-validator: auto = only for files up to {BIG_BYTES:,} bytes",
+    )
+    parser.add_argument("--calls", action="store_true", help="also call every tool against a Prism mock of the spec")
+    parser.add_argument("--examples", type=int, default=2, help="--calls: argument sets per tool (default 2)")
+    parser.add_argument("--max-tools", type=int, default=60, help="--calls: tools called per spec (default 60)")
+    parser.add_argument("--json", type=Path, help="write every outcome to this JSON file")
+    parser.add_argument(
+        "--jsonl",
+        type=Path,
+        help="append each outcome to this JSON-lines file as it arrives; "
+        "specs already there are not run again (resume)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no per-spec progress lines on stderr")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    specs = select(args)
+    if args.shuffle is not None:  # any prefix of the run is then a uniform sample (useful with --time-limit/--jsonl)
+        import hashlib
+
+        specs.sort(key=lambda s: hashlib.sha256(f"{args.shuffle}:{short(s)}".encode()).hexdigest())
+    if not specs:
+        print("corpus-run: no specs selected", file=sys.stderr)
+        return 2
+    options: dict[str, Any] = {
+        "validate": {"auto": None, "on": True, "off": False}[args.validate],
+        "calls": args.calls,
+        "examples": args.examples,
+        "max_tools": args.max_tools,
+        "list_timeout": min(args.timeout, 120),
+    }
+    started = time.monotonic()
+    results = run_all(
+        specs, options, args.jobs, args.timeout, args.time_limit, progress=not args.quiet, jsonl=args.jsonl
+    )
+    text = summary(results)
+    print(text)
+    print(f"\nwall time: {time.monotonic() - started:.0f} s with {args.jobs} workers")
+    if args.json:
+        args.json.write_text(json.dumps([asdict(r) for r in results], indent=1) + "\n", encoding="utf-8")
+    return 1 if any(r.outcome == FAIL for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
