@@ -88,6 +88,7 @@ class RequestPlan:
     wrap_result: bool  # the structured result is {"result": <response>} (non-object response schema)
     # alternatives (OR) of requirements (AND): scheme key -> scopes; () = no authentication
     security: tuple[tuple[tuple[str, tuple[str, ...]], ...], ...] = ()
+    fixed: tuple[tuple[str, str, str], ...] = ()  # (header | query | cookie, name, value) sent with every request
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -100,6 +101,8 @@ class RequestPlan:
         }
         if self.security:
             data["security"] = [{key: list(scopes) for key, scopes in alt} for alt in self.security]
+        if self.fixed:
+            data["fixed"] = [{"in": location, "name": name, "value": value} for location, name, value in self.fixed]
         return data
 
 
@@ -196,7 +199,10 @@ def _tool(
     }
     success = [r for r in op.responses if r.status.startswith("2")]
     accept = success[0].media_types[0] if success and success[0].media_types else None
-    plan = RequestPlan(op.method, op.path, args, body, accept, wrap, security=op.security)
+    fixed = tuple(f for f in op.fixed if not (f[0] == "header" and f[1].lower() == "accept"))
+    if accept is None:  # a single-valued Accept parameter, when the responses name no media type
+        accept = next((f[2] for f in op.fixed if f[0] == "header" and f[1].lower() == "accept"), None)
+    plan = RequestPlan(op.method, op.path, args, body, accept, wrap, security=op.security, fixed=fixed)
     description = "\n\n".join([_description(op, compact), *notes])
     return ToolSpec(name, title, description, input_schema, output_schema, annotations, plan, op)
 

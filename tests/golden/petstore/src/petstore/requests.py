@@ -78,6 +78,9 @@ class Route:
     body: Body | None
     accept: str | None
     wrap_result: bool
+    fixed: tuple[
+        tuple[str, str, str], ...
+    ] = ()  # (header | query | cookie, name, value) sent every time
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Route:
@@ -91,6 +94,9 @@ class Route:
             ),
             accept=data.get("accept"),
             wrap_result=data.get("wrapResult", False),
+            fixed=tuple(
+                (f["in"], f["name"], f["value"]) for f in data.get("fixed", ())
+            ),
         )
 
 
@@ -103,10 +109,20 @@ class Request:
 
 
 def build_request(route: Route, arguments: Mapping[str, Any]) -> Request:
-    path = route.path
+    # a path key's fragment (`/#Action=List`) is never sent: the values it fixes are in route.fixed;
+    # its query (`/rest?method=photos.get`, `/alerts?lat={lat}`) is sent first, as written
+    path, _, key_query = route.path.partition("#")[0].partition("?")
+    key_query = quote(key_query, safe=RESERVED + "%{}")
     query: list[str] = []
     headers: dict[str, str] = {}
     cookies: list[str] = []
+    for location, name, text in route.fixed:
+        if location == "header":
+            headers[name] = text
+        elif location == "query":
+            query.append(f"{quote(name, safe=NAME_SAFE)}={quote(text, safe='')}")
+        else:
+            cookies.append(f"{name}={quote(text, safe='')}")
     fields: list[tuple[Arg, Any]] = []  # the body's properties, when they are arguments
     for arg in route.args:
         if arg.arg not in arguments or arguments[arg.arg] is None:
@@ -119,6 +135,7 @@ def build_request(route: Route, arguments: Mapping[str, Any]) -> Request:
             if not segment:
                 raise ArgumentError(f"{arg.arg}: a path parameter cannot be empty")
             path = path.replace("{" + arg.name + "}", segment)
+            key_query = key_query.replace("{" + arg.name + "}", segment)
         elif arg.location == "query":
             query.extend(_query_pairs(arg, value))
         elif arg.location == "header":
@@ -145,6 +162,7 @@ def build_request(route: Route, arguments: Mapping[str, Any]) -> Request:
             content, headers["Content-Type"] = encode_fields(
                 route.body.media_type, fields
             )
+    query = ([key_query] if key_query else []) + query
     target = path + ("?" + "&".join(query) if query else "")
     return Request(route.method, target, headers, content)
 
