@@ -54,6 +54,7 @@ class ArgPlan:
     allow_reserved: bool = False
     content_type: str | None = None  # parameters declared with `content` are serialized as this
     file: bool = False  # a multipart file part: the argument is {"content": base64, "filename"?, "contentType"?}
+    nullable: bool = False  # a JSON body property whose schema allows null: an explicit null is sent as null
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"arg": self.arg, "name": self.name, "in": self.location}
@@ -61,6 +62,8 @@ class ArgPlan:
             data.update(style=self.style, explode=self.explode)
         if self.file:
             data["file"] = True
+        if self.nullable:
+            data["nullable"] = True
         if self.allow_reserved:
             data["allowReserved"] = True
         if self.content_type:
@@ -291,6 +294,7 @@ class _Entry:
     content_type: str | None = None
     file: bool = False
     at: Ref | None = None  # where the parameter or property is declared (for problems)
+    nullable: bool = False  # a JSON body property whose schema allows null
 
 
 def _input(
@@ -332,7 +336,8 @@ def _input(
             content_types = dict(body.encoding)
             props_at = body.schema.at.child("properties") if body.schema is not None else body.at
             for prop, schema in sorted(props.items()):  # the spec's key order must not matter
-                entry = _Entry(prop, "body", schema, prop in required, at=props_at.child(prop))
+                nullable = kind == "json" and _allows_null(schema, defs)
+                entry = _Entry(prop, "body", schema, prop in required, at=props_at.child(prop), nullable=nullable)
                 if kind != "json":
                     style, explode = styles.get(prop, ("form", True))
                     is_file = kind == "multipart" and _is_binary(schema, defs, converter)
@@ -379,7 +384,17 @@ def _input(
             args.append(ArgPlan(key, entry.wire, entry.location, p.style, p.explode, p.allow_reserved, p.content_type))
         else:
             args.append(
-                ArgPlan(key, entry.wire, "body", entry.style, entry.explode, False, entry.content_type, entry.file)
+                ArgPlan(
+                    key,
+                    entry.wire,
+                    "body",
+                    entry.style,
+                    entry.explode,
+                    False,
+                    entry.content_type,
+                    entry.file,
+                    entry.nullable,
+                )
             )
     body_plan = BodyPlan(body.media_type, body_arg, body.required) if body is not None else None
 
@@ -473,6 +488,30 @@ def _whole_body_schema(
             "description": f"The request body ({media_type}), base64-encoded.",
         }
     return schema
+
+
+def _allows_null(schema: Any, defs: Mapping[str, Any], depth: int = 0) -> bool:
+    """Whether a converted schema says, explicitly, that null is a valid value (`type` with "null", an enum or
+    const of null, an anyOf/oneOf member that does, through $refs); a schema that says nothing (`{}`) does not."""
+    if depth > 16 or not isinstance(schema, dict):
+        return False
+    checks: list[bool] = []
+    if "type" in schema:
+        kind = schema["type"]
+        checks.append(kind == "null" or (isinstance(kind, list) and "null" in kind))
+    if "enum" in schema:
+        checks.append(isinstance(schema["enum"], list) and None in schema["enum"])
+    if "const" in schema:
+        checks.append(schema["const"] is None)
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list):
+            checks.append(any(_allows_null(member, defs, depth + 1) for member in schema[key]))
+    if isinstance(schema.get("allOf"), list):
+        checks.append(all(_allows_null(member, defs, depth + 1) for member in schema["allOf"]))
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        checks.append(_allows_null(defs.get(ref[len("#/$defs/") :]), defs, depth + 1))
+    return bool(checks) and all(checks)
 
 
 def _is_binary(schema: dict[str, Any], defs: dict[str, Any], converter: SchemaConverter) -> bool:

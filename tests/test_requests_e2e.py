@@ -181,10 +181,20 @@ def test_json_object_body_with_colliding_names(bodies: GeneratedPackage, upstrea
     schema = bodies.tool("json_object")["inputSchema"]
     assert "created" not in schema["properties"]  # readOnly: not an input
     assert schema["properties"]["meta"]["type"] == ["object", "null"]  # nullable -> type union
-    args = {"id__path": 5, "id__body": "b-5", "name": "ü", "tags": ["x"], "meta": None}
+    args = {"id__path": 5, "id__body": "b-5", "name": "ü", "tags": ["x"]}
     r = send(bodies, upstream, "json_object", args)
-    assert (r.method, r.path, r.content_type) == ("POST", "/json/object/5", "application/json")
+    assert (r.method, r.target, r.content_type) == ("POST", "/json/object/5", "application/json")
     assert r.body == '{"id":"b-5","name":"ü","tags":["x"]}'.encode()
+
+
+def test_explicit_null_is_sent_for_nullable_body_properties_only(bodies: GeneratedPackage, upstream: Upstream) -> None:
+    # a JSON body property whose schema allows null (nullable, or through a $ref): null is sent, clearing it;
+    # for parameters null still means "not given"
+    args = {"id__path": 5, "name": "n", "meta": None, "label": None, "trace": None, "X-Trace": None}
+    r = send(bodies, upstream, "json_object", args)
+    assert (r.target, r.header("X-Trace")) == ("/json/object/5", None)
+    assert json.loads(r.body) == {"name": "n", "meta": None, "label": None}
+    assert r.body == b'{"label":null,"meta":null,"name":"n"}'  # properties in name order
 
 
 def test_json_non_object_body(bodies: GeneratedPackage, upstream: Upstream) -> None:

@@ -46,6 +46,9 @@ class Arg:
     file: bool = (
         False  # a multipart file part: {"content": base64, "filename"?, "contentType"?}
     )
+    nullable: bool = (
+        False  # a JSON body property whose schema allows null: null is sent, not omitted
+    )
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Arg:
@@ -58,6 +61,7 @@ class Arg:
             allow_reserved=data.get("allowReserved", False),
             content_type=data.get("contentType"),
             file=data.get("file", False),
+            nullable=data.get("nullable", False),
         )
 
 
@@ -125,8 +129,10 @@ def build_request(route: Route, arguments: Mapping[str, Any]) -> Request:
             cookies.append(f"{name}={quote(text, safe='')}")
     fields: list[tuple[Arg, Any]] = []  # the body's properties, when they are arguments
     for arg in route.args:
-        if arg.arg not in arguments or arguments[arg.arg] is None:
-            continue
+        if arg.arg not in arguments or (
+            arguments[arg.arg] is None and not arg.nullable
+        ):
+            continue  # null means "not given", except for a JSON body property that may be null
         value = arguments[arg.arg]
         if arg.content_type is not None and arg.location != "body":
             value = _as_media(value, arg.content_type)
