@@ -250,6 +250,60 @@ def test_30_nullable_all_of_and_int64(tmp_path: Path) -> None:
     assert props["maybe"] == {"anyOf": [{"$ref": "#/$defs/Base"}, {"type": "null"}]}
 
 
+def test_all_of_with_references_is_merged_where_safe(tmp_path: Path) -> None:
+    schemas = {
+        "Base": {
+            "type": "object",
+            "description": "describes Base, not what extends it",
+            "properties": {"id": {"type": "integer"}, "tag": {"$ref": "#/components/schemas/Tag"}},
+            "required": ["id"],
+        },
+        "Tag": {"type": "string", "maxLength": 8},
+        "Animal": {
+            "type": "object",
+            "properties": {"kind": {"type": "string"}},
+            "discriminator": {"propertyName": "kind"},
+        },
+        "Loop": {"allOf": [{"$ref": "#/components/schemas/Loop"}, {"properties": {"n": {"type": "integer"}}}]},
+    }
+    base = {"$ref": "#/components/schemas/Base"}
+    body = {
+        "type": "object",
+        "properties": {
+            "extended": {"allOf": [base, {"properties": {"name": {"type": "string"}}, "required": ["name"]}]},
+            "clash": {"allOf": [base, {"properties": {"id": {"type": "string"}}}]},
+            "dog": {"allOf": [{"$ref": "#/components/schemas/Animal"}, {"properties": {"bark": {"type": "boolean"}}}]},
+            "loop": {"$ref": "#/components/schemas/Loop"},
+        },
+    }
+    spec = mini_spec(
+        {
+            "/x": {
+                "post": {
+                    "operationId": "postX",
+                    "requestBody": {"content": {"application/json": {"schema": body}}},
+                    "responses": {"204": {"description": "ok"}},
+                }
+            }
+        },
+        components={"schemas": schemas},
+    )
+    schema = tools_of(write_spec(tmp_path, spec))["post_x"].input_schema
+    props = schema["properties"]
+    assert props["extended"] == {  # Base taken by value; its own description is not copied
+        "type": "object",
+        "properties": {"id": {"type": "integer"}, "tag": {"$ref": "#/$defs/Tag"}, "name": {"type": "string"}},
+        "required": ["id", "name"],
+    }
+    assert props["clash"]["allOf"][0] == {"$ref": "#/$defs/Base"}  # id declared twice differently: kept
+    assert props["dog"]["allOf"][0] == {"$ref": "#/$defs/Animal"}  # a discriminator: kept
+    assert schema["$defs"]["Loop"]["allOf"][0] == {"$ref": "#/$defs/Loop"}  # contains itself: kept
+    assert sorted(schema["$defs"]) == ["Animal", "Base", "Loop", "Tag"]
+    validator = jsonschema.Draft202012Validator(schema)
+    assert validator.is_valid({"extended": {"id": 1, "name": "a", "tag": "t"}})
+    assert not validator.is_valid({"extended": {"name": "a"}})  # Base's required id still applies
+
+
 def test_30_nullable_enum_allows_null(tmp_path: Path) -> None:
     spec = mini_spec(
         {
