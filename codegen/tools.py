@@ -364,6 +364,12 @@ def _input(
             if body.examples:
                 examples.setdefault("body", body.examples[0])
 
+    schema_examples: dict[str, Any] = {}  # wire name -> the first `example`/`examples` of the argument's schema
+    for entry in entries:
+        found = converter.resolve_converted(entry.schema, defs).get("examples") if not entry.file else None
+        if isinstance(found, list) and found and entry.wire not in examples:
+            schema_examples.setdefault(entry.wire, found[0])
+
     keys = arg_keys([(e.wire, e.location) for e in entries])
     properties: dict[str, Any] = {}
     required_keys: list[str] = []
@@ -406,11 +412,18 @@ def _input(
         result["$defs"] = used_defs
     wire_to_key = {e.wire: k for e, k in zip(entries, keys)}
     example = {wire_to_key[w]: v for w, v in examples.items() if w in wire_to_key}
-    if example:
-        text = json.dumps(dict(sorted(example.items())), ensure_ascii=False, separators=(", ", ": "))
-        if len(text) <= MAX_EXAMPLE_TEXT:
-            notes.append(f"Example arguments: {text}")
+    if len(_example_text(example)) <= MAX_EXAMPLE_TEXT:  # the spec's own examples first, whole or not at all,
+        for wire, value in sorted(schema_examples.items()):  # then schema examples while the text stays short
+            more = {**example, wire_to_key[wire]: value}
+            if len(_example_text(more)) <= MAX_EXAMPLE_TEXT:
+                example = more
+        if example:
+            notes.append(f"Example arguments: {_example_text(example)}")
     return result, tuple(args), body_plan, notes
+
+
+def _example_text(example: Mapping[str, Any]) -> str:
+    return json.dumps(dict(sorted(example.items())), ensure_ascii=False, separators=(", ", ": "))
 
 
 def _rename_reason(entry: _Entry, key: str, entries: list[_Entry]) -> str:

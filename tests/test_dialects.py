@@ -304,6 +304,38 @@ def test_all_of_with_references_is_merged_where_safe(tmp_path: Path) -> None:
     assert not validator.is_valid({"extended": {"name": "a"}})  # Base's required id still applies
 
 
+def test_schema_examples_are_summarized_after_the_specs_own(tmp_path: Path) -> None:
+    schemas = {"Size": {"type": "integer", "example": 3}}
+    body = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "example": "lamp"},
+            "size": {"$ref": "#/components/schemas/Size"},
+            "notes": {"type": "string", "example": "x" * 400},  # too long for the summary: left out
+        },
+    }
+    parameters = [
+        {"name": "q", "in": "query", "example": "from-parameter", "schema": {"type": "string", "example": "s"}},
+        {"name": "page", "in": "query", "schema": {"type": "integer", "example": 2}},
+    ]
+    spec = mini_spec(
+        {
+            "/x": {
+                "post": {
+                    "operationId": "postX",
+                    "parameters": parameters,
+                    "requestBody": {"content": {"application/json": {"schema": body}}},
+                    "responses": {"204": {"description": "ok"}},
+                }
+            }
+        },
+        components={"schemas": schemas},
+    )
+    tool = tools_of(write_spec(tmp_path, spec))["post_x"]
+    summary = 'Example arguments: {"name": "lamp", "page": 2, "q": "from-parameter", "size": 3}'
+    assert tool.description.endswith(summary)
+
+
 def test_30_nullable_enum_allows_null(tmp_path: Path) -> None:
     spec = mini_spec(
         {
