@@ -239,7 +239,8 @@ class _Normalizer:
         for name, value in _pairs(fragment):
             param = next((p for p in params if p.name == name and p.location in sendable), None)
             if param is None or not value.isprintable():
-                self.warn(f"path key fragment {name + '=' + value!r} names no parameter; not sent (it only tells path keys apart)", at)
+                pair = f"{name}={value}"
+                self.warn(f"path key fragment {pair!r} names no parameter; not sent (it only tells keys apart)", at)
                 continue
             fixed.append((param.location, param.name, value))
             dropped.add((param.name, param.location))

@@ -133,6 +133,27 @@ def test_swagger2_with_external_files(tmp_path: Path) -> None:
     assert (q.location, q.style, q.explode) == ("query", "pipeDelimited", False)
 
 
+def test_swagger2_external_file_refers_back_to_the_roots_definitions() -> None:
+    # models.yaml refers to root.yaml#/definitions/Money and #/parameters/Page, which the upgrade moved
+    api, tools, problems = analyze(Config(spec=str(FIXTURES / "swagger2-refs" / "root.yaml")))
+    assert not problems, [str(p) for p in problems]
+    tool = {t.name: t for t in tools}["create_order"]
+    schema = tool.input_schema
+    assert schema["properties"]["total"] == {"$ref": "#/$defs/Money"}
+    assert schema["properties"]["page"] == {"type": "integer", "minimum": 1}
+    money = schema["$defs"]["Money"]
+    assert money["properties"] == {
+        "amount": {"type": "integer", "format": "int64"},
+        "currency": {"type": ["string", "null"]},
+    }
+    line = schema["properties"]["lines"]["items"]["$ref"].split("/")[-1]
+    assert schema["$defs"][line]["properties"]["price"] == {"$ref": "#/$defs/Money"}
+    validator = jsonschema.Draft202012Validator(schema)
+    assert validator.is_valid({"total": {"amount": 5, "currency": None}, "lines": [{"price": {"amount": 1}}]})
+    assert not validator.is_valid({"total": {"currency": "EUR"}})  # Money's required amount applies
+    assert api is not None and api.servers == ("https://api.example.invalid/v2",)
+
+
 # -- OpenAPI 3.1 -----------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def three_one() -> dict[str, ToolSpec]:

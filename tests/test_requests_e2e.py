@@ -410,7 +410,9 @@ def test_query_in_the_path_key_is_sent_first(pathkeys: GeneratedPackage, upstrea
     assert (r.path, r.query) == ("/alerts", "lat=1.5&lon=-2&key=a%26b")
 
 
-def test_single_valued_accept_and_content_type_are_fixed_headers(pathkeys: GeneratedPackage, upstream: Upstream) -> None:
+def test_single_valued_accept_and_content_type_are_fixed_headers(
+    pathkeys: GeneratedPackage, upstream: Upstream
+) -> None:
     assert list(pathkeys.tool("get_order")["inputSchema"]["properties"]) == ["id"]
     r = send(pathkeys, upstream, "get_order", {"id": "o1"})
     assert (r.method, r.target, r.body) == ("GET", "/orders/o1", b"")
