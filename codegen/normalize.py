@@ -314,7 +314,11 @@ class _Normalizer:
                     continue
                 merged[key] = param
         declared = {name for name, location in merged if location == "path"}
-        in_template = TEMPLATE_PARAM.findall(path)
+        key_path, _, key_query = path.partition("#")[0].partition("?")
+        in_query = {name for name, location in merged if location == "query"}  # `?q={q}` with q declared in query
+        in_template = TEMPLATE_PARAM.findall(key_path) + [
+            name for name in TEMPLATE_PARAM.findall(key_query) if name in declared or name not in in_query
+        ]
         for name in in_template:
             if name not in declared:
                 self.warn(f"path parameter {name!r} is in the path but not declared; taken as a required string", at)

@@ -408,6 +408,10 @@ def test_query_in_the_path_key_is_sent_first(pathkeys: GeneratedPackage, upstrea
     assert (r.path, r.query) == ("/rest", "method=photos.get&format=json&photo_id=42")
     r = send(pathkeys, upstream, "alerts", {"lat": 1.5, "lon": -2, "key": "a&b"})
     assert (r.path, r.query) == ("/alerts", "lat=1.5&lon=-2&key=a%26b")
+    # `?query={query}` with `query` declared as a query parameter: one argument, sent once
+    assert list(pathkeys.tool("search")["inputSchema"]["properties"]) == ["query"]
+    r = send(pathkeys, upstream, "search", {"query": "a b"})
+    assert (r.path, r.query) == ("/search", "sort=new&query=a%20b")
 
 
 def test_single_valued_accept_and_content_type_are_fixed_headers(

@@ -168,6 +168,12 @@ def build_request(route: Route, arguments: Mapping[str, Any]) -> Request:
             content, headers["Content-Type"] = encode_fields(
                 route.body.media_type, fields
             )
+    # `name={x}` pairs of the key's query whose x is not a path parameter (declared in query): the argument is sent
+    key_query = "&".join(
+        pair
+        for pair in key_query.split("&")
+        if pair and not ("{" in pair and "}" in pair)
+    )
     query = ([key_query] if key_query else []) + query
     target = path + ("?" + "&".join(query) if query else "")
     return Request(route.method, target, headers, content)
