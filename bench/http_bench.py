@@ -7,8 +7,8 @@ Starts the harness's instant-answer upstream (mcp_bench.Upstream) and, for each 
 package's app under `uvicorn --factory peers/http_app:app --workers N` on 127.0.0.1 (all at once; an idle
 server costs nothing). Then `--rounds` rounds, servers interleaved in each round: `--concurrency` clients
 each keep one `tools/call` POST in flight for `--seconds`/`--rounds` seconds. The requests are prebuilt
-JSON-RPC bodies sent with one keep-alive httpx client (no initialize: stateless servers take calls
-directly). A call counts only if the answer is a JSON-RPC result that is not a tool error. Everything is
+JSON-RPC requests written on keep-alive connections by a minimal HTTP/1.1 client (no initialize: stateless
+servers take calls directly; the client is lean because it shares the CPUs with the servers). A call counts only if the answer is a JSON-RPC result that is not a tool error. Everything is
 bounded: start-up 60 s per server, each request 30 s, the whole run --max-total seconds.
 Deps: httpx, psutil, uvicorn, and the generated package's own (mcp, httpx, sniffio).
 """
@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import json
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -32,6 +31,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import mcp_bench  # noqa: E402  (the harness: Upstream, tree_cpu, tree_memory, process-group cleanup)
+
+sys.path.insert(0, str(HERE.parent / "tools"))
+from server_env import server_environment  # noqa: E402
 
 PROTOCOL_VERSION = "2025-06-18"
 
@@ -50,11 +52,8 @@ class HttpServer:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPATH"] = os.pathsep.join([str(HERE / "peers"), a.src, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         env["BENCH_PACKAGE"] = a.package
-        env[a.package.upper() + "_BASE_URL"] = base_url
-        # dummy values for the package's credential variables, so secured operations reach the upstream
-        settings = (Path(a.src) / a.package / "settings.py").read_text(encoding="utf-8")
-        block = settings.split("CREDENTIAL_VARIABLES", 1)[1].split(")", 1)[0] if "CREDENTIAL_VARIABLES" in settings else ""
-        env.update({name: "bench-credential" for name in re.findall(r'"([A-Z0-9_]+)"', block)})
+        # base URL, and dummy values for the package's credential variables so secured operations reach the upstream
+        env.update(server_environment(Path(a.src), a.package, base_url, python=a.python, dummy="bench-credential"))
         argv = [a.python, "-m", "uvicorn", "--factory", "http_app:app", "--host", "127.0.0.1",
                 "--port", str(self.port), "--workers", str(workers), "--log-level", "warning", "--no-access-log"]
         self.err = open(logs / f"http-{workers}w.stderr.log", "ab")
@@ -62,7 +61,7 @@ class HttpServer:
                                      start_new_session=True)
         mcp_bench._LIVE_PGIDS.add(self.proc.pid)
         self.calls = self.errors = 0
-        self.seconds = self.cpu = 0.0
+        self.seconds = self.cpu = self.client_cpu = 0.0
         self.error_sample: str | None = None
 
     def stop(self) -> None:
@@ -112,49 +111,104 @@ async def wait_ready(hc: Any, srv: HttpServer, tool: str, args: dict[str, Any], 
     raise RuntimeError(f"{srv.workers}-worker server not answering tools/call within {timeout:.0f}s: {last}")
 
 
+class Connection:
+    """A minimal keep-alive HTTP/1.1 client for the timed loop: one prebuilt POST, answers read by
+    Content-Length or chunked framing. The load generator shares the 2 CPUs with the servers under test, so
+    it must cost as little as possible per call (httpx costs several times more CPU per request)."""
+
+    def __init__(self, port: int, request: bytes) -> None:
+        self.port = port
+        self.request = request
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def post(self) -> tuple[int, bytes]:
+        if self.writer is None or self.writer.is_closing():
+            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        assert self.reader is not None
+        self.writer.write(self.request)
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
+        if "content-length" in headers:
+            data = await self.reader.readexactly(int(headers["content-length"]))
+        elif headers.get("transfer-encoding", "").lower() == "chunked":
+            parts = []
+            while True:
+                size = int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16)
+                chunk = await self.reader.readexactly(size + 2)
+                if size == 0:
+                    break
+                parts.append(chunk[:-2])
+            data = b"".join(parts)
+        else:
+            data = await self.reader.read()
+            self.writer.close()
+        if headers.get("connection", "").lower() == "close":
+            self.writer.close()
+        return status, data
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+def raw_request(srv: HttpServer, headers: dict[str, str], payload: bytes) -> bytes:
+    lines = ["POST /mcp HTTP/1.1", f"host: 127.0.0.1:{srv.port}", f"content-length: {len(payload)}"]
+    lines += [f"{k}: {v}" for k, v in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + payload
+
+
 async def run(a: argparse.Namespace, upstream_url: str, servers: list[HttpServer]) -> None:
     import httpx
 
     headers = {"accept": "application/json, text/event-stream", "content-type": "application/json",
                "mcp-protocol-version": PROTOCOL_VERSION}
-    limits = httpx.Limits(max_connections=a.concurrency * 2, max_keepalive_connections=a.concurrency * 2)
     args = json.loads(a.args)
-    async with httpx.AsyncClient(headers=headers, timeout=30, limits=limits) as hc:
+    async with httpx.AsyncClient(headers=headers, timeout=30) as hc:  # readiness only
         for srv in servers:
             await wait_ready(hc, srv, a.tool, args, 60)
-            for i in range(a.warmup):  # warm each worker's connection pool and code paths
-                await hc.post(srv.url, content=body(a.tool, args, i))
-        deadline = time.monotonic() + a.max_total
-        per = a.seconds / a.rounds
-        for rnd in range(a.rounds):
-            order = servers if rnd % 2 == 0 else servers[::-1]
-            for srv in order:
-                if time.monotonic() > deadline:
-                    return
-                stop_at = time.monotonic() + per
-                counter = iter(range(1, 1 << 62))
-                cpu0 = mcp_bench.tree_cpu(srv.proc.pid)
+    deadline = time.monotonic() + a.max_total
+    per = a.seconds / a.rounds
+    for rnd in range(a.rounds):
+        order = servers if rnd % 2 == 0 else servers[::-1]
+        for srv in order:
+            if time.monotonic() > deadline:
+                return
+            request = raw_request(srv, headers, body(a.tool, args, 1))
+            connections = [Connection(srv.port, request) for _ in range(a.concurrency)]
+            for connection in connections:  # warm each connection and the workers' code paths
+                for _ in range(max(1, a.warmup // a.concurrency)):
+                    await asyncio.wait_for(connection.post(), 30)
+            stop_at = time.monotonic() + per
 
-                async def worker(srv: HttpServer = srv, stop_at: float = stop_at, counter: Any = counter) -> None:
-                    while time.monotonic() < stop_at and srv.calls + srv.errors < a.max_calls:
-                        try:
-                            r = await hc.post(srv.url, content=body(a.tool, args, next(counter)))
-                            good, why = ok(r.text)
-                        except Exception as e:  # noqa: BLE001
-                            good, why = False, f"{type(e).__name__}: {e}"
-                        if good:
-                            srv.calls += 1
-                        else:
-                            srv.errors += 1
-                            srv.error_sample = srv.error_sample or why
+            async def worker(connection: Connection, srv: HttpServer = srv, stop_at: float = stop_at) -> None:
+                while time.monotonic() < stop_at and srv.calls + srv.errors < a.max_calls:
+                    try:
+                        status, data = await asyncio.wait_for(connection.post(), 30)
+                        good, why = ok(data.decode()) if status == 200 else (False, f"HTTP {status}")
+                    except Exception as e:  # noqa: BLE001
+                        good, why = False, f"{type(e).__name__}: {e}"
+                        connection.close()
+                    if good:
+                        srv.calls += 1
+                    else:
+                        srv.errors += 1
+                        srv.error_sample = srv.error_sample or why
 
-                t0 = time.perf_counter()
-                await asyncio.gather(*(worker() for _ in range(a.concurrency)))
-                srv.seconds += time.perf_counter() - t0
-                srv.cpu += mcp_bench.tree_cpu(srv.proc.pid) - cpu0
-            print(f"[http_bench] round {rnd + 1}/{a.rounds}: "
-                  + ", ".join(f"{s.workers}w {s.calls / max(s.seconds, 1e-9):.0f}/s" for s in servers),
-                  file=sys.stderr, flush=True)
+            cpu0 = mcp_bench.tree_cpu(srv.proc.pid)
+            client0 = time.process_time()
+            t0 = time.perf_counter()
+            await asyncio.gather(*(worker(c) for c in connections))
+            srv.seconds += time.perf_counter() - t0
+            srv.client_cpu += time.process_time() - client0
+            srv.cpu += mcp_bench.tree_cpu(srv.proc.pid) - cpu0
+            for connection in connections:
+                connection.close()
+        print(f"[http_bench] round {rnd + 1}/{a.rounds}: "
+              + ", ".join(f"{s.workers}w {s.calls / max(s.seconds, 1e-9):.0f}/s" for s in servers),
+              file=sys.stderr, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -189,12 +243,18 @@ def main(argv: list[str] | None = None) -> int:
                               "loadavg_start": [round(x, 2) for x in os.getloadavg()], "servers": []}
     try:
         servers = [HttpServer(int(w), a, up.base_url, logs) for w in a.workers.split(",")]
-        asyncio.run(run(a, up.base_url, servers))
+        runner = asyncio.run
+        with contextlib.suppress(ImportError):
+            import uvloop  # the load generator's own loop: less CPU taken from the servers under test
+
+            runner = uvloop.run
+        runner(run(a, up.base_url, servers))
         for s in servers:
             result["servers"].append({
                 "workers": s.workers, "calls": s.calls, "errors": s.errors, "error_sample": s.error_sample,
                 "seconds": round(s.seconds, 2), "calls_per_s": round(s.calls / s.seconds, 1) if s.seconds else None,
                 "server_cpu_us_per_call": round(s.cpu / s.calls * 1e6, 1) if s.calls else None,
+                "client_cpu_us_per_call": round(s.client_cpu / s.calls * 1e6, 1) if s.calls else None,
                 "memory": mcp_bench.tree_memory(s.proc.pid)})
     except Exception as e:  # noqa: BLE001
         result["failed"] = f"{type(e).__name__}: {e}"

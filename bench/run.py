@@ -12,7 +12,6 @@ import datetime as dt
 import json
 import os
 import platform
-import re
 import shutil
 import subprocess
 import sys
@@ -26,6 +25,9 @@ PEERS = HERE / "peers"
 TOOLS = Path(os.environ.get("MCP_CODEGEN_TOOLS", Path.home() / ".cache" / "mcp-codegen-tools"))
 SPECS = ("petstore", "asana", "github", "stripe")
 SERVERS = ("ours", "compact", "floor", "fastmcp", "omg")
+sys.path.insert(0, str(ROOT / "tools"))
+from server_env import server_environment  # noqa: E402
+
 LABEL = {"ours": "mcp-codegen", "floor": "python floor", "fastmcp": "FastMCP", "omg": "openapi-mcp-generator",
          "compact": "mcp-codegen --compact"}
 START, END = "<!-- bench:results:start -->", "<!-- bench:results:end -->"
@@ -77,13 +79,11 @@ def _children_cpu() -> float:
 
 
 def our_command(py: str, out: Path, pkg: str) -> str:
-    """Serve the generated package from its source folder (same files a pip install would copy)."""
-    # every credential variable the package reads (settings.CREDENTIAL_VARIABLES) gets a dummy value, so calls
-    # to secured operations reach the upstream instead of stopping at "set <PREFIX>_<SCHEME>"
-    settings = (out / "src" / pkg / "settings.py").read_text(encoding="utf-8")
-    block = settings.split("CREDENTIAL_VARIABLES", 1)[1].split(")", 1)[0] if "CREDENTIAL_VARIABLES" in settings else ""
-    creds = "".join(f"{name}=bench-credential " for name in re.findall(r'"([A-Z0-9_]+)"', block))
-    return f"env PYTHONPATH={out / 'src'} {pkg.upper()}_BASE_URL={{base_url}} {creds}{py} -m {pkg}"
+    """Serve the generated package from its source folder (same files a pip install would copy), with dummy
+    values for its credential variables so calls to secured operations reach the upstream."""
+    env = server_environment(out / "src", pkg, "{base_url}", python=py, dummy="bench-credential")
+    assignments = " ".join(f"{name}={value}" for name, value in env.items())
+    return f"env PYTHONPATH={out / 'src'} {assignments} {py} -m {pkg}"
 
 
 def machine() -> dict[str, Any]:

@@ -32,7 +32,6 @@ import json
 import math
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import threading
@@ -41,6 +40,8 @@ from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from server_env import server_environment as upstream_environment
 
 REPO = Path(__file__).resolve().parents[1]
 PRISM_ERRORS = "https://stoplight.io/prism/errors#"
@@ -391,15 +392,9 @@ def credentials(spec: str) -> list[tuple[str, str, str]]:
 
 # -- one spec -------------------------------------------------------------------------------------------------
 def server_environment(out: Path, package: str, base_url: str) -> dict[str, str]:
-    """What the generated server is started with: its base URL, and a dummy value for every credential variable it
-    reads (so calls to secured operations reach Prism instead of stopping at "set <PREFIX>_<SCHEME>")."""
+    """What the generated server is started with: its source folder, base URL and dummy credentials."""
     env = {"PYTHONPATH": str(out / "src"), "PYTHONDONTWRITEBYTECODE": "1"}
-    probe = f"from {package} import settings as s; " "print(s.ENV_PREFIX); print(*s.CREDENTIAL_VARIABLES, sep='\\n')"
-    lines = subprocess.run(
-        [sys.executable, "-c", probe], env=env, check=True, capture_output=True, text=True, timeout=60
-    ).stdout.split()
-    prefix, credentials = lines[0], lines[1:]
-    return env | {f"{prefix}_BASE_URL": base_url} | {name: "corpus-credential" for name in credentials}
+    return env | upstream_environment(out / "src", package, base_url, dummy="corpus-credential")
 
 
 def call_spec(spec: str, out: Path, package: str, options: Mapping[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import time
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from importlib.resources import files
+from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # for annotations only (.upstream imports httpx itself)
 
 NAME = "petstore"
 VERSION = "1.0.0"
+WARM_DELAY = 0.5  # seconds after the first tools/list before the argument and result checks are compiled
 PROGRESS_INTERVAL = (
     2.0  # seconds between progress notifications while a call waits for the API
 )
@@ -64,11 +66,14 @@ warnings.filterwarnings(
 audit = logging.getLogger(NAME + ".audit")
 
 
-def load_tools() -> list[types.Tool]:
-    raw = json.loads(
+def load_tools() -> list[dict[str, Any]]:
+    """The tools exactly as tools/list sends them. They are served as parsed: the SDK validates the
+    tools/list result against the client's protocol version anyway, so building `types.Tool` models
+    first would only validate and serialize the same data twice."""
+    tools: list[dict[str, Any]] = json.loads(
         files(__package__).joinpath("tools.json").read_text(encoding="utf-8")
     )
-    return [types.Tool.model_validate(tool) for tool in raw]
+    return tools
 
 
 class Routes:
@@ -132,17 +137,24 @@ def build_server(
         logging.getLogger(noisy).setLevel(logging.WARNING)
     tools = load_tools()
     routes = load_routes()
-    schemas = {tool.name: tool.input_schema for tool in tools}
-    structured = {tool.name: tool.output_schema is not None for tool in tools}
+    schemas: dict[str, dict[str, Any]] = {
+        tool["name"]: tool["inputSchema"] for tool in tools
+    }
+    output_schemas: dict[str, dict[str, Any] | None] = {
+        tool["name"]: tool.get("outputSchema") for tool in tools
+    }
+    structured = {name: schema is not None for name, schema in output_schemas.items()}
     inputs = Validators(schemas)
-    outputs = Validators({tool.name: tool.output_schema for tool in tools})
-    for validators in (
-        inputs,
-        outputs,
-    ):  # compiled while the client connects, not on the first call
-        threading.Thread(
-            target=validators.warm, name="compile-schemas", daemon=True
-        ).start()
+    outputs = Validators(output_schemas)
+
+    # Compiled in the background shortly after the first tools/list (while the client reads it), so neither
+    # start-up nor the first call waits for it; a call that comes sooner compiles them itself.
+    def warm() -> None:
+        inputs.warm()
+        outputs.warm()
+
+    warming = threading.Timer(WARM_DELAY, warm)
+    warming.daemon = True
     upstream = Upstream(
         settings, transport, user_agent=f"{NAME}/{VERSION} (mcp-codegen)"
     )
@@ -174,10 +186,20 @@ def build_server(
         except Exception:
             log.debug("log notification failed", exc_info=True)
 
+    # The result's other fields (caching hints, result type) as the SDK's own model fills them in.
+    listing = {
+        **types.ListToolsResult(tools=[]).model_dump(
+            by_alias=True, mode="json", exclude_none=True
+        ),
+        "tools": tools,
+    }
+
     async def list_tools(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools)
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams
+    ) -> dict[str, Any]:
+        if not warming.is_alive() and not warming.finished.is_set():
+            warming.start()
+        return listing
 
     async def set_level(
         ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
@@ -309,10 +331,10 @@ def build_server(
     server: Server[Any] = Server(
         NAME,
         version=VERSION,
-        on_list_tools=list_tools,
         on_call_tool=call_tool,
         get_tool_input_schema=schemas.get,
     )
+    server.add_request_handler("tools/list", types.PaginatedRequestParams, list_tools)
     server.add_request_handler(
         "logging/setLevel", types.SetLevelRequestParams, set_level
     )
@@ -535,10 +557,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     async def run_stdio() -> None:
         from mcp.server.stdio import stdio_server
 
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+        from .stdio import event_loop_stdio
+
+        async with event_loop_stdio() as files:
+            stdin, stdout = files or (None, None)
+            async with stdio_server(stdin, stdout) as (read, write):
+                await server.run(read, write, server.create_initialization_options())
 
     try:
-        anyio.run(run_stdio)
+        anyio.run(
+            run_stdio, backend_options={"use_uvloop": find_spec("uvloop") is not None}
+        )
     except KeyboardInterrupt:
         pass

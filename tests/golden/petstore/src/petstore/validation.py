@@ -1,8 +1,8 @@
 """JSON Schema checks of tool arguments (before any request) and of structured results.
 
-The validators are compiled once per process: `warm()` compiles every tool's schema (the server starts
-it in a background thread at start-up, so the `jsonschema` import overlaps the MCP handshake instead of
-delaying it) and a call that arrives earlier waits for it. A schema that cannot be compiled is not
+The validators are compiled once per process: `warm()` imports `jsonschema` and compiles every tool's
+schema (the server runs it in a background thread shortly after the first tools/list, so it delays
+neither the start-up nor the first call) and a call that arrives earlier compiles them itself. A schema that cannot be compiled is not
 enforced (the call goes ahead and a warning is logged once) rather than making the tool unusable.
 """
 
