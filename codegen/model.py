@@ -92,6 +92,9 @@ class Operation:
     security: Security
     extensions: tuple[tuple[str, Any], ...]  # the operation's x-mcp-* extensions
     at: Ref
+    # values every request carries, not tool arguments: (header | query | cookie, wire name, value) -- parameters
+    # a path key's `#name=value` fragment or `?name=value` query fixes, and single-valued Accept/Content-Type headers
+    fixed: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

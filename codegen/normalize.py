@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from typing import Any, cast
-from urllib.parse import urljoin, urlparse
+from urllib.parse import unquote, urljoin, urlparse
 
 from .model import (
     METHODS,
@@ -194,7 +194,7 @@ class _Normalizer:
     def operation(self, path: str, method: str, item: dict[str, Any], op: Any, at: Ref, item_at: Ref) -> Operation:
         if not isinstance(op, dict):
             raise self.skip(f"{method.upper()} {path}: the operation is not an object; skipped", at)
-        params = self.parameters(path, item, op, at, item_at)
+        params, fixed = self.fixed_values(path, self.parameters(path, item, op, at, item_at), at)
         responses = tuple(self.responses(op.get("responses"), at.child("responses")))
         operation_id = op.get("operationId")
         if operation_id is not None and not isinstance(operation_id, str):
@@ -221,7 +221,77 @@ class _Normalizer:
             ),
             extensions=tuple(sorted((k, v) for k, v in op.items() if k.startswith("x-mcp-"))),
             at=at,
+            fixed=fixed,
         )
+
+    def fixed_values(
+        self, path: str, params: tuple[Parameter, ...], at: Ref
+    ) -> tuple[tuple[Parameter, ...], tuple[tuple[str, str, str], ...]]:
+        """The parameters that stay tool arguments, and the values every request carries instead.
+
+        A path key may carry a fragment or a query that tells it apart from another key with the same path
+        (`/#X-Amz-Target=Service.Action`, `/#Action=List`, `/rest?method=photos.get`). A fragment is never sent,
+        so its `name=value` pairs fix the declared parameter of that name (header, query or cookie) to that value;
+        a pair that names no parameter only tells the keys apart. The key's own query is sent as written, so the
+        query parameters it names are not arguments either. Accept and Content-Type header parameters are never
+        arguments (OpenAPI ignores them); one that declares a single value sends it as a fixed header.
+        """
+        fixed: list[tuple[str, str, str]] = []
+        dropped: set[tuple[str, str]] = set()
+        key, _, fragment = path.partition("#")
+        sendable = ("header", "query", "cookie")
+        for name, value in _pairs(fragment):
+            param = next((p for p in params if p.name == name and p.location in sendable), None)
+            if param is None or not value.isprintable():
+                pair = f"{name}={value}"
+                self.warn(f"path key fragment {pair!r} names no parameter; not sent (it only tells keys apart)", at)
+                continue
+            fixed.append((param.location, param.name, value))
+            dropped.add((param.name, param.location))
+        for name, value in _pairs(key.partition("?")[2]):
+            if "{" not in value:  # `name={param}` takes a path parameter's value
+                dropped.add((name, "query"))
+        for param in params:
+            if param.location != "header" or param.name.lower() not in IGNORED_HEADERS:
+                continue
+            dropped.add((param.name, param.location))
+            single = self.single_value(param)
+            if single is None:
+                self.warn(
+                    f"header parameter {param.name!r} is ignored (OpenAPI: Accept, Content-Type and Authorization"
+                    " are set by the server)",
+                    param.at,
+                )
+            else:
+                self.warn(
+                    f"header parameter {param.name!r} is not an argument (OpenAPI ignores it); its single value"
+                    f" {single!r} is sent as a fixed header",
+                    param.at,
+                )
+                fixed.append(("header", param.name, single))
+        kept = tuple(p for p in params if (p.name, p.location) not in dropped)
+        return kept, tuple(fixed)
+
+    def single_value(self, param: Parameter) -> str | None:
+        """The one value a parameter can take: a one-value enum, const, default or example (schema or parameter)."""
+        schema: Any = {}
+        if param.schema is not None:
+            try:
+                schema, _ = self.resolver.resolve(param.schema.node, param.schema.at)
+            except RefError:
+                schema = {}
+        candidates: list[Any] = []
+        if isinstance(schema, dict):
+            if isinstance(schema.get("enum"), list) and len(schema["enum"]) == 1:
+                candidates.append(schema["enum"][0])
+            candidates += [schema[k] for k in ("const", "default", "example") if k in schema]
+            if isinstance(schema.get("examples"), list):
+                candidates += schema["examples"][:1]
+        candidates += list(param.examples[:1])
+        for value in candidates:
+            if isinstance(value, str) and value.strip() and value.isprintable():
+                return value.strip()
+        return None
 
     def parameters(
         self, path: str, item: dict[str, Any], op: dict[str, Any], at: Ref, item_at: Ref
@@ -248,7 +318,11 @@ class _Normalizer:
                     continue
                 merged[key] = param
         declared = {name for name, location in merged if location == "path"}
-        in_template = TEMPLATE_PARAM.findall(path)
+        key_path, _, key_query = path.partition("#")[0].partition("?")
+        in_query = {name for name, location in merged if location == "query"}  # `?q={q}` with q declared in query
+        in_template = TEMPLATE_PARAM.findall(key_path) + [
+            name for name in TEMPLATE_PARAM.findall(key_query) if name in declared or name not in in_query
+        ]
         for name in in_template:
             if name not in declared:
                 self.warn(f"path parameter {name!r} is in the path but not declared; taken as a required string", at)
@@ -270,7 +344,7 @@ class _Normalizer:
         if location not in LOCATIONS:
             raise self.skip(f"parameter {name!r} has an unknown location 'in: {location}'", at)
         location = cast(Location, location)
-        if location == "header" and name.lower() in IGNORED_HEADERS:
+        if location == "header" and name.lower() == "authorization":
             self.warn(
                 f"header parameter {name!r} is ignored (OpenAPI: Accept, Content-Type and Authorization are set by the server)",
                 at,
@@ -441,6 +515,16 @@ def _authorization_family(key: str, scheme: dict[str, Any]) -> str | None:
     ):
         return key
     return None
+
+
+def _pairs(text: str) -> list[tuple[str, str]]:
+    """`a=1&b=2` -> [("a", "1"), ("b", "2")], percent-decoded; parts without `=` are left out."""
+    pairs = []
+    for part in text.split("&"):
+        name, eq, value = part.partition("=")
+        if eq and name:
+            pairs.append((unquote(name), unquote(value)))
+    return pairs
 
 
 def _examples(node: dict[str, Any]) -> tuple[Any, ...]:

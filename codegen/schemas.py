@@ -53,6 +53,7 @@ class SchemaConverter:
         self._defs: dict[tuple[Ref, Direction], tuple[dict[str, Any], frozenset[Ref]]] = {}
         self._names: dict[Ref, str] = {}
         self._problems: dict[tuple[str, str, str], Problem] = {}
+        self._converting: set[tuple[Ref, Direction]] = set()  # definitions being converted (not expanded in allOf)
 
     @property
     def problems(self) -> list[Problem]:
@@ -129,7 +130,11 @@ class SchemaConverter:
             except RefError as exc:
                 self._report(Level.WARNING, f"{exc}; any value is accepted there", ref)
                 node = {}
-            converted = self._node(node, ref, direction, refs, 0)
+            self._converting.add(key)
+            try:
+                converted = self._node(node, ref, direction, refs, 0)
+            finally:
+                self._converting.discard(key)
             self._defs[key] = (converted, frozenset(refs))
         return self._defs[key]
 
@@ -247,10 +252,39 @@ class SchemaConverter:
             out["discriminator"] = self._discriminator(discriminator, at.child("discriminator"), refs)
 
         if "allOf" in out:
-            out = _merge_all_of(out)
+            out = self._merge_referenced(out, node, at, direction, refs)
         if self.dialect == "3.0" and _nullable(node):
             _make_nullable(out)
         return out
+
+    def _merge_referenced(
+        self, out: dict[str, Any], node: dict[str, Any], at: Ref, direction: Direction, refs: set[Ref]
+    ) -> dict[str, Any]:
+        """allOf merged (see _merge_all_of), with members that are plain `$ref`s to plain object definitions
+        taken by value: `{allOf: [{$ref: Base}, {properties: {extra}}]}` -> one object with Base's properties and
+        `extra`. When the definitions do not merge safely (a property declared twice differently, a
+        discriminator, anyOf/oneOf, a recursive reference), allOf stays as it is, references included."""
+        merged = _merge_all_of(out)
+        raw = node.get("allOf")
+        if "allOf" not in merged or not isinstance(raw, list) or len(raw) != len(out["allOf"]):
+            return merged
+        members: list[Any] = []
+        deps: set[Ref] = set()
+        for member, raw_member in zip(out["allOf"], raw):
+            if not (isinstance(member, dict) and set(member) == {"$ref"} and isinstance(raw_member, dict)):
+                members.append(member)
+                continue
+            target = self.resolver.target(raw_member["$ref"], at)
+            if (target, direction) in self._converting:
+                return merged  # a definition that contains itself: keep the reference
+            definition, used = self._definition(target, direction)
+            members.append({k: v for k, v in definition.items() if k not in ("title", "description")})
+            deps |= used
+        expanded = _merge_all_of({**out, "allOf": members})
+        if "allOf" in expanded:
+            return merged
+        refs |= deps
+        return expanded
 
     def _ref(self, node: dict[str, Any], at: Ref, direction: Direction, refs: set[Ref]) -> dict[str, Any]:
         target = self.resolver.target(node["$ref"], at)
@@ -330,7 +364,7 @@ def _merge_all_of(out: dict[str, Any]) -> dict[str, Any]:
 
     - `{allOf: [{$ref}], description: ...}` (the 3.0 way to describe a reference) -> `{$ref, description}`;
     - inline object members with distinct (or identical) properties -> one object with their union.
-    Members that are references stay references (their definition is shared, not copied).
+    Members that are references stay references here; SchemaConverter._merge_referenced takes plain ones by value.
     """
     members = out["allOf"]
     rest = {k: v for k, v in out.items() if k != "allOf"}

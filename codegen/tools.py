@@ -54,6 +54,7 @@ class ArgPlan:
     allow_reserved: bool = False
     content_type: str | None = None  # parameters declared with `content` are serialized as this
     file: bool = False  # a multipart file part: the argument is {"content": base64, "filename"?, "contentType"?}
+    nullable: bool = False  # a JSON body property whose schema allows null: an explicit null is sent as null
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"arg": self.arg, "name": self.name, "in": self.location}
@@ -61,6 +62,8 @@ class ArgPlan:
             data.update(style=self.style, explode=self.explode)
         if self.file:
             data["file"] = True
+        if self.nullable:
+            data["nullable"] = True
         if self.allow_reserved:
             data["allowReserved"] = True
         if self.content_type:
@@ -88,6 +91,7 @@ class RequestPlan:
     wrap_result: bool  # the structured result is {"result": <response>} (non-object response schema)
     # alternatives (OR) of requirements (AND): scheme key -> scopes; () = no authentication
     security: tuple[tuple[tuple[str, tuple[str, ...]], ...], ...] = ()
+    fixed: tuple[tuple[str, str, str], ...] = ()  # (header | query | cookie, name, value) sent with every request
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -100,6 +104,8 @@ class RequestPlan:
         }
         if self.security:
             data["security"] = [{key: list(scopes) for key, scopes in alt} for alt in self.security]
+        if self.fixed:
+            data["fixed"] = [{"in": location, "name": name, "value": value} for location, name, value in self.fixed]
         return data
 
 
@@ -196,7 +202,10 @@ def _tool(
     }
     success = [r for r in op.responses if r.status.startswith("2")]
     accept = success[0].media_types[0] if success and success[0].media_types else None
-    plan = RequestPlan(op.method, op.path, args, body, accept, wrap, security=op.security)
+    fixed = tuple(f for f in op.fixed if not (f[0] == "header" and f[1].lower() == "accept"))
+    if accept is None:  # a single-valued Accept parameter, when the responses name no media type
+        accept = next((f[2] for f in op.fixed if f[0] == "header" and f[1].lower() == "accept"), None)
+    plan = RequestPlan(op.method, op.path, args, body, accept, wrap, security=op.security, fixed=fixed)
     description = "\n\n".join([_description(op, compact), *notes])
     return ToolSpec(name, title, description, input_schema, output_schema, annotations, plan, op)
 
@@ -285,6 +294,7 @@ class _Entry:
     content_type: str | None = None
     file: bool = False
     at: Ref | None = None  # where the parameter or property is declared (for problems)
+    nullable: bool = False  # a JSON body property whose schema allows null
 
 
 def _input(
@@ -326,7 +336,8 @@ def _input(
             content_types = dict(body.encoding)
             props_at = body.schema.at.child("properties") if body.schema is not None else body.at
             for prop, schema in sorted(props.items()):  # the spec's key order must not matter
-                entry = _Entry(prop, "body", schema, prop in required, at=props_at.child(prop))
+                nullable = kind == "json" and _allows_null(schema, defs)
+                entry = _Entry(prop, "body", schema, prop in required, at=props_at.child(prop), nullable=nullable)
                 if kind != "json":
                     style, explode = styles.get(prop, ("form", True))
                     is_file = kind == "multipart" and _is_binary(schema, defs, converter)
@@ -353,6 +364,12 @@ def _input(
             if body.examples:
                 examples.setdefault("body", body.examples[0])
 
+    schema_examples: dict[str, Any] = {}  # wire name -> the first `example`/`examples` of the argument's schema
+    for entry in entries:
+        found = converter.resolve_converted(entry.schema, defs).get("examples") if not entry.file else None
+        if isinstance(found, list) and found and entry.wire not in examples:
+            schema_examples.setdefault(entry.wire, found[0])
+
     keys = arg_keys([(e.wire, e.location) for e in entries])
     properties: dict[str, Any] = {}
     required_keys: list[str] = []
@@ -373,7 +390,17 @@ def _input(
             args.append(ArgPlan(key, entry.wire, entry.location, p.style, p.explode, p.allow_reserved, p.content_type))
         else:
             args.append(
-                ArgPlan(key, entry.wire, "body", entry.style, entry.explode, False, entry.content_type, entry.file)
+                ArgPlan(
+                    key,
+                    entry.wire,
+                    "body",
+                    entry.style,
+                    entry.explode,
+                    False,
+                    entry.content_type,
+                    entry.file,
+                    entry.nullable,
+                )
             )
     body_plan = BodyPlan(body.media_type, body_arg, body.required) if body is not None else None
 
@@ -385,11 +412,18 @@ def _input(
         result["$defs"] = used_defs
     wire_to_key = {e.wire: k for e, k in zip(entries, keys)}
     example = {wire_to_key[w]: v for w, v in examples.items() if w in wire_to_key}
-    if example:
-        text = json.dumps(dict(sorted(example.items())), ensure_ascii=False, separators=(", ", ": "))
-        if len(text) <= MAX_EXAMPLE_TEXT:
-            notes.append(f"Example arguments: {text}")
+    if len(_example_text(example)) <= MAX_EXAMPLE_TEXT:  # the spec's own examples first, whole or not at all,
+        for wire, value in sorted(schema_examples.items()):  # then schema examples while the text stays short
+            more = {**example, wire_to_key[wire]: value}
+            if len(_example_text(more)) <= MAX_EXAMPLE_TEXT:
+                example = more
+        if example:
+            notes.append(f"Example arguments: {_example_text(example)}")
     return result, tuple(args), body_plan, notes
+
+
+def _example_text(example: Mapping[str, Any]) -> str:
+    return json.dumps(dict(sorted(example.items())), ensure_ascii=False, separators=(", ", ": "))
 
 
 def _rename_reason(entry: _Entry, key: str, entries: list[_Entry]) -> str:
@@ -467,6 +501,30 @@ def _whole_body_schema(
             "description": f"The request body ({media_type}), base64-encoded.",
         }
     return schema
+
+
+def _allows_null(schema: Any, defs: Mapping[str, Any], depth: int = 0) -> bool:
+    """Whether a converted schema says, explicitly, that null is a valid value (`type` with "null", an enum or
+    const of null, an anyOf/oneOf member that does, through $refs); a schema that says nothing (`{}`) does not."""
+    if depth > 16 or not isinstance(schema, dict):
+        return False
+    checks: list[bool] = []
+    if "type" in schema:
+        kind = schema["type"]
+        checks.append(kind == "null" or (isinstance(kind, list) and "null" in kind))
+    if "enum" in schema:
+        checks.append(isinstance(schema["enum"], list) and None in schema["enum"])
+    if "const" in schema:
+        checks.append(schema["const"] is None)
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list):
+            checks.append(any(_allows_null(member, defs, depth + 1) for member in schema[key]))
+    if isinstance(schema.get("allOf"), list):
+        checks.append(all(_allows_null(member, defs, depth + 1) for member in schema["allOf"]))
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        checks.append(_allows_null(defs.get(ref[len("#/$defs/") :]), defs, depth + 1))
+    return bool(checks) and all(checks)
 
 
 def _is_binary(schema: dict[str, Any], defs: dict[str, Any], converter: SchemaConverter) -> bool:

@@ -22,7 +22,7 @@ import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urljoin, urlparse
+from urllib.parse import urldefrag, urljoin, urlparse
 
 from .load import Documents
 from .problems import Problem, join, warning
@@ -97,7 +97,7 @@ def upgrade(documents: Documents) -> tuple[Documents, PointerMap, list[Problem]]
     """The bundle with its 2.0 root replaced by the equivalent 3.0 document."""
     upgrader = _Upgrader(documents)
     upgraded = upgrader.run()
-    by_uri = dict(documents.by_uri)
+    by_uri = {uri: _refs_into_root(doc, uri, documents.root_uri) for uri, doc in documents.by_uri.items()}
     by_uri[documents.root_uri] = upgraded
     return Documents(documents.root_uri, by_uri), PointerMap(dict(upgrader.moved)), upgrader.problems
 
@@ -475,6 +475,47 @@ def _rewrite_refs(node: Any) -> Any:
         elif isinstance(current, list):
             stack.extend(current)
     return node
+
+
+def _refs_into_root(document: Any, uri: str, root_uri: str) -> Any:
+    """Another document of the bundle, with its `$ref`s to the 2.0 root's definitions, parameters and responses
+    pointed at where the upgrade moved them (`root.yaml#/definitions/X` -> `root.yaml#/components/schemas/X`).
+    Documents without such references are returned as they are; the others are copied first."""
+    if uri == root_uri:
+        return document
+
+    def moved(ref: str) -> str | None:
+        target, fragment = urldefrag(urljoin(uri, ref))
+        if target != root_uri:
+            return None
+        for old, new in REF_PREFIXES:
+            if ("#" + fragment).startswith(old):
+                return root_uri + new + fragment[len(old) - 1 :]
+        return None
+
+    copied: Any = None
+    stack = [document]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, dict):
+            if isinstance(current.get("$ref"), str) and moved(current["$ref"]) is not None:
+                copied = copy.deepcopy(document)
+                break
+            stack.extend(current.values())
+        elif isinstance(current, list):
+            stack.extend(current)
+    if copied is None:
+        return document
+    stack = [copied]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, dict):
+            if isinstance(current.get("$ref"), str):
+                current["$ref"] = moved(current["$ref"]) or current["$ref"]
+            stack.extend(current.values())
+        elif isinstance(current, list):
+            stack.extend(current)
+    return copied
 
 
 def _absolute_refs(node: Any, base_uri: str) -> Any:

@@ -133,6 +133,27 @@ def test_swagger2_with_external_files(tmp_path: Path) -> None:
     assert (q.location, q.style, q.explode) == ("query", "pipeDelimited", False)
 
 
+def test_swagger2_external_file_refers_back_to_the_roots_definitions() -> None:
+    # models.yaml refers to root.yaml#/definitions/Money and #/parameters/Page, which the upgrade moved
+    api, tools, problems = analyze(Config(spec=str(FIXTURES / "swagger2-refs" / "root.yaml")))
+    assert not problems, [str(p) for p in problems]
+    tool = {t.name: t for t in tools}["create_order"]
+    schema = tool.input_schema
+    assert schema["properties"]["total"] == {"$ref": "#/$defs/Money"}
+    assert schema["properties"]["page"] == {"type": "integer", "minimum": 1}
+    money = schema["$defs"]["Money"]
+    assert money["properties"] == {
+        "amount": {"type": "integer", "format": "int64"},
+        "currency": {"type": ["string", "null"]},
+    }
+    line = schema["properties"]["lines"]["items"]["$ref"].split("/")[-1]
+    assert schema["$defs"][line]["properties"]["price"] == {"$ref": "#/$defs/Money"}
+    validator = jsonschema.Draft202012Validator(schema)
+    assert validator.is_valid({"total": {"amount": 5, "currency": None}, "lines": [{"price": {"amount": 1}}]})
+    assert not validator.is_valid({"total": {"currency": "EUR"}})  # Money's required amount applies
+    assert api is not None and api.servers == ("https://api.example.invalid/v2",)
+
+
 # -- OpenAPI 3.1 -----------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def three_one() -> dict[str, ToolSpec]:
@@ -248,6 +269,92 @@ def test_30_nullable_all_of_and_int64(tmp_path: Path) -> None:
     assert props["described"] == {"$ref": "#/$defs/Base", "description": "the base"}
     assert props["count"] == {"type": ["integer", "null"], "format": "int64", "examples": [3]}
     assert props["maybe"] == {"anyOf": [{"$ref": "#/$defs/Base"}, {"type": "null"}]}
+
+
+def test_all_of_with_references_is_merged_where_safe(tmp_path: Path) -> None:
+    schemas = {
+        "Base": {
+            "type": "object",
+            "description": "describes Base, not what extends it",
+            "properties": {"id": {"type": "integer"}, "tag": {"$ref": "#/components/schemas/Tag"}},
+            "required": ["id"],
+        },
+        "Tag": {"type": "string", "maxLength": 8},
+        "Animal": {
+            "type": "object",
+            "properties": {"kind": {"type": "string"}},
+            "discriminator": {"propertyName": "kind"},
+        },
+        "Loop": {"allOf": [{"$ref": "#/components/schemas/Loop"}, {"properties": {"n": {"type": "integer"}}}]},
+    }
+    base = {"$ref": "#/components/schemas/Base"}
+    body = {
+        "type": "object",
+        "properties": {
+            "extended": {"allOf": [base, {"properties": {"name": {"type": "string"}}, "required": ["name"]}]},
+            "clash": {"allOf": [base, {"properties": {"id": {"type": "string"}}}]},
+            "dog": {"allOf": [{"$ref": "#/components/schemas/Animal"}, {"properties": {"bark": {"type": "boolean"}}}]},
+            "loop": {"$ref": "#/components/schemas/Loop"},
+        },
+    }
+    spec = mini_spec(
+        {
+            "/x": {
+                "post": {
+                    "operationId": "postX",
+                    "requestBody": {"content": {"application/json": {"schema": body}}},
+                    "responses": {"204": {"description": "ok"}},
+                }
+            }
+        },
+        components={"schemas": schemas},
+    )
+    schema = tools_of(write_spec(tmp_path, spec))["post_x"].input_schema
+    props = schema["properties"]
+    assert props["extended"] == {  # Base taken by value; its own description is not copied
+        "type": "object",
+        "properties": {"id": {"type": "integer"}, "tag": {"$ref": "#/$defs/Tag"}, "name": {"type": "string"}},
+        "required": ["id", "name"],
+    }
+    assert props["clash"]["allOf"][0] == {"$ref": "#/$defs/Base"}  # id declared twice differently: kept
+    assert props["dog"]["allOf"][0] == {"$ref": "#/$defs/Animal"}  # a discriminator: kept
+    assert schema["$defs"]["Loop"]["allOf"][0] == {"$ref": "#/$defs/Loop"}  # contains itself: kept
+    assert sorted(schema["$defs"]) == ["Animal", "Base", "Loop", "Tag"]
+    validator = jsonschema.Draft202012Validator(schema)
+    assert validator.is_valid({"extended": {"id": 1, "name": "a", "tag": "t"}})
+    assert not validator.is_valid({"extended": {"name": "a"}})  # Base's required id still applies
+
+
+def test_schema_examples_are_summarized_after_the_specs_own(tmp_path: Path) -> None:
+    schemas = {"Size": {"type": "integer", "example": 3}}
+    body = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "example": "lamp"},
+            "size": {"$ref": "#/components/schemas/Size"},
+            "notes": {"type": "string", "example": "x" * 400},  # too long for the summary: left out
+        },
+    }
+    parameters = [
+        {"name": "q", "in": "query", "example": "from-parameter", "schema": {"type": "string", "example": "s"}},
+        {"name": "page", "in": "query", "schema": {"type": "integer", "example": 2}},
+    ]
+    spec = mini_spec(
+        {
+            "/x": {
+                "post": {
+                    "operationId": "postX",
+                    "parameters": parameters,
+                    "requestBody": {"content": {"application/json": {"schema": body}}},
+                    "responses": {"204": {"description": "ok"}},
+                }
+            }
+        },
+        components={"schemas": schemas},
+    )
+    tool = tools_of(write_spec(tmp_path, spec))["post_x"]
+    summary = 'Example arguments: {"name": "lamp", "page": 2, "q": "from-parameter", "size": 3}'
+    assert tool.description.endswith(summary)
 
 
 def test_30_nullable_enum_allows_null(tmp_path: Path) -> None:

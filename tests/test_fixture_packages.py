@@ -11,7 +11,7 @@ from conftest import FIXTURES, generate_into
 from support.package_checks import assert_package_is_clean
 
 pytestmark = pytest.mark.slow
-SPECS = ["styles.yaml", "bodies.yaml", "swagger2.yaml", "openapi31.yaml", "refs/main.yaml"]
+SPECS = ["styles.yaml", "bodies.yaml", "swagger2.yaml", "openapi31.yaml", "refs/main.yaml", "pathkeys.yaml"]
 
 
 @pytest.mark.parametrize("spec", SPECS)

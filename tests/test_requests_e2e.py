@@ -181,10 +181,20 @@ def test_json_object_body_with_colliding_names(bodies: GeneratedPackage, upstrea
     schema = bodies.tool("json_object")["inputSchema"]
     assert "created" not in schema["properties"]  # readOnly: not an input
     assert schema["properties"]["meta"]["type"] == ["object", "null"]  # nullable -> type union
-    args = {"id__path": 5, "id__body": "b-5", "name": "ü", "tags": ["x"], "meta": None}
+    args = {"id__path": 5, "id__body": "b-5", "name": "ü", "tags": ["x"]}
     r = send(bodies, upstream, "json_object", args)
-    assert (r.method, r.path, r.content_type) == ("POST", "/json/object/5", "application/json")
+    assert (r.method, r.target, r.content_type) == ("POST", "/json/object/5", "application/json")
     assert r.body == '{"id":"b-5","name":"ü","tags":["x"]}'.encode()
+
+
+def test_explicit_null_is_sent_for_nullable_body_properties_only(bodies: GeneratedPackage, upstream: Upstream) -> None:
+    # a JSON body property whose schema allows null (nullable, or through a $ref): null is sent, clearing it;
+    # for parameters null still means "not given"
+    args = {"id__path": 5, "name": "n", "meta": None, "label": None, "trace": None, "X-Trace": None}
+    r = send(bodies, upstream, "json_object", args)
+    assert (r.target, r.header("X-Trace")) == ("/json/object/5", None)
+    assert json.loads(r.body) == {"name": "n", "meta": None, "label": None}
+    assert r.body == b'{"label":null,"meta":null,"name":"n"}'  # properties in name order
 
 
 def test_json_non_object_body(bodies: GeneratedPackage, upstream: Upstream) -> None:
@@ -357,4 +367,62 @@ def test_swagger2_form_data_file(swagger2: GeneratedPackage, upstream: Upstream)
             },
             b"\x89PNG",
         ),
-    ]
+    ]  # parts in property-name order
+
+
+# -- path keys with a fragment or a query; single-valued Accept / Content-Type parameters --------------------
+@pytest.fixture(scope="module")
+def pathkeys(tmp_path_factory: pytest.TempPathFactory) -> GeneratedPackage:
+    return _package(tmp_path_factory, "pathkeys")
+
+
+def test_fragment_fixes_a_declared_header(pathkeys: GeneratedPackage, upstream: Upstream) -> None:
+    names = sorted(t["name"] for t in pathkeys.tools)
+    assert "post_x_amz_target_store_2024_get_item" in names and "post_x_amz_target_store_2024_put_item" in names
+    tool = pathkeys.tool("post_x_amz_target_store_2024_get_item")
+    assert list(tool["inputSchema"]["properties"]) == ["Key"]  # the key fixes X-Amz-Target: not an argument
+    r = send(pathkeys, upstream, "post_x_amz_target_store_2024_get_item", {"Key": "k1"})
+    assert (r.method, r.target) == ("POST", "/")  # the fragment itself is never sent
+    assert r.header("X-Amz-Target") == "Store_2024.GetItem"
+    assert (r.content_type, r.body) == ("application/x-amz-json-1.0", b'{"Key":"k1"}')
+    r = send(pathkeys, upstream, "post_x_amz_target_store_2024_put_item", {"Key": "k2"})
+    assert (r.target, r.header("X-Amz-Target")) == ("/", "Store_2024.PutItem")
+
+
+def test_fragment_fixes_a_declared_query_parameter(pathkeys: GeneratedPackage, upstream: Upstream) -> None:
+    assert sorted(pathkeys.tool("list_users")["inputSchema"]["properties"]) == ["Marker", "Version"]
+    r = send(pathkeys, upstream, "list_users", {"Version": "2010-05-08", "Marker": "m 1"})
+    assert (r.method, r.path, r.query) == ("GET", "/", "Action=ListUsers&Version=2010-05-08&Marker=m%201")
+    assert r.header("Action") is None
+
+
+def test_fragment_naming_no_parameter_is_not_sent(pathkeys: GeneratedPackage, upstream: Upstream) -> None:
+    r = send(pathkeys, upstream, "analyze_stream", {"body": "AAE="})
+    assert (r.method, r.target, r.body) == ("POST", "/analyze", b"\x00\x01")
+    assert r.header("overload") is None
+
+
+def test_query_in_the_path_key_is_sent_first(pathkeys: GeneratedPackage, upstream: Upstream) -> None:
+    assert list(pathkeys.tool("get_photos")["inputSchema"]["properties"]) == ["photo_id"]  # `method` is fixed
+    r = send(pathkeys, upstream, "get_photos", {"photo_id": "42"})
+    assert (r.path, r.query) == ("/rest", "method=photos.get&format=json&photo_id=42")
+    r = send(pathkeys, upstream, "alerts", {"lat": 1.5, "lon": -2, "key": "a&b"})
+    assert (r.path, r.query) == ("/alerts", "lat=1.5&lon=-2&key=a%26b")
+    # `?query={query}` with `query` declared as a query parameter: one argument, sent once
+    assert list(pathkeys.tool("search")["inputSchema"]["properties"]) == ["query"]
+    r = send(pathkeys, upstream, "search", {"query": "a b"})
+    assert (r.path, r.query) == ("/search", "sort=new&query=a%20b")
+
+
+def test_single_valued_accept_and_content_type_are_fixed_headers(
+    pathkeys: GeneratedPackage, upstream: Upstream
+) -> None:
+    assert list(pathkeys.tool("get_order")["inputSchema"]["properties"]) == ["id"]
+    r = send(pathkeys, upstream, "get_order", {"id": "o1"})
+    assert (r.method, r.target, r.body) == ("GET", "/orders/o1", b"")
+    assert r.header("Accept") == "application/json"  # the parameter's default: the responses name no media type
+    assert r.header("Content-Type") == "application/json"  # its one enum value (no body: harmless)
+    assert r.header("Authorization") is None  # never a parameter
+    # the responses' media type wins over the parameter's example; a Content-Type with no value is not sent
+    r = send(pathkeys, upstream, "delete_order", {"id": "o2"})
+    assert (r.header("Accept"), r.header("Content-Type")) == ("application/json", None)

@@ -13,7 +13,12 @@ Prism's answer:
 - security: Prism's 401/403 for a security requirement it found unmet, counted apart. The generated server is given
   no credentials; instead the proxy adds dummy ones for every security scheme the spec declares (`credentials`),
   because Prism answers 401 before it validates the rest of the request;
-- unrelated: Prism's own 500s (no response or example defined, example generation failed), counted apart.
+- unrelated: Prism's own 500s (no response or example defined, example generation failed), counted apart;
+- unroutable: Prism's 404/405 for a tool whose path key carries a fragment or a query (`/#X-Amz-Target=S.Op`,
+  `/#Action=List`, `/rest?method=x`), counted apart. Prism matches a request's path against the path keys literally,
+  and no client sends a fragment, so no correct request can reach these operations in Prism; what the generated server
+  sends instead (the key's path, the fixed parameter values, the key's query) is checked exactly against a recording
+  upstream in tests/test_requests_e2e.py (fixtures/pathkeys.yaml).
 
 Tools for which no valid argument set can be built (the builder's result fails the inputSchema) are counted as
 `no-arguments`; a call the server refuses before sending anything is `not-sent`. A call that raises in the MCP client
@@ -48,6 +53,7 @@ REJECTING = {
     "INVALID_CONTENT_TYPE",
 }
 SECURITY = {"UNAUTHORIZED", "FORBIDDEN"}
+UNROUTABLE = "Prism cannot route this spec's path keys"  # keys with `#...` or `?...`: see the module docstring
 MAX_DEPTH = 8  # nesting of built example values
 
 # -- deterministic example arguments --------------------------------------------------------------------------
@@ -335,13 +341,16 @@ class Recorder:
         self.server.server_close()
 
 
-def classify(record: Mapping[str, Any]) -> tuple[str, str]:
-    """(accepted | rejected | security | unrelated, category) for one recorded Prism answer."""
+def classify(record: Mapping[str, Any], path_key: str = "") -> tuple[str, str]:
+    """(accepted | rejected | security | unrelated | unroutable, category) for one recorded Prism answer;
+    `path_key`: the path key of the tool's operation, as in routes.json."""
     error = record.get("error") or {}
     status = record["status"]
     if not error:
         return ("unrelated", f"{status} proxy error") if status == 599 else ("accepted", "")
     kind = str(error.get("type", ""))[len(PRISM_ERRORS) :]
+    if kind in ("NO_PATH_MATCHED_ERROR", "NO_METHOD_MATCHED_ERROR") and ("#" in path_key or "?" in path_key):
+        return "unroutable", f"{status} {UNROUTABLE} ({'fragment' if '#' in path_key else 'query'} in the key)"
     if kind in SECURITY:
         return "security", f"{status} {kind}"
     if kind in REJECTING:
@@ -397,12 +406,19 @@ def call_spec(spec: str, out: Path, package: str, options: Mapping[str, Any]) ->
 
     tools = json.loads((out / "src" / package / "tools.json").read_text(encoding="utf-8"))
     tools = sorted(tools, key=lambda t: t["name"])[: int(options.get("max_tools", 60))]
+    routes = json.loads((out / "src" / package / "routes.json").read_text(encoding="utf-8"))
+    path_keys = {name: str(route.get("path", "")) for name, route in routes.items()}
     with prism_server(spec, timeout=120) as prism_url, Recorder(prism_url, credentials(spec)) as recorder:
-        return anyio.run(_call_all, out, package, recorder, tools, int(options.get("examples", 2)))
+        return anyio.run(_call_all, out, package, recorder, tools, int(options.get("examples", 2)), path_keys)
 
 
 async def _call_all(
-    out: Path, package: str, recorder: Recorder, tools: list[dict[str, Any]], examples: int
+    out: Path,
+    package: str,
+    recorder: Recorder,
+    tools: list[dict[str, Any]],
+    examples: int,
+    path_keys: Mapping[str, str] = {},
 ) -> dict[str, Any]:
     import anyio
     from mcp import Client, StdioServerParameters
@@ -453,7 +469,7 @@ async def _call_all(
                         samples.setdefault(f"not-sent: {text[:60]}", f"{tool['name']} {json.dumps(args)[:200]}")
                         continue
                     for record in new:
-                        outcome, category = classify(record)
+                        outcome, category = classify(record, path_keys.get(tool["name"], ""))
                         counts[outcome] += 1
                         if outcome == "rejected":
                             categories[category] += 1
@@ -462,7 +478,7 @@ async def _call_all(
                                 f"{tool['name']} {record['method']} {record['path'][:200]}"
                                 f" {json.dumps(record['error'].get('validation', record['error'].get('detail', '')))[:300]}",
                             )
-                        elif outcome == "unrelated":
+                        elif outcome in ("unrelated", "unroutable"):
                             unrelated[category] += 1
         errlog.seek(0)
         stderr = errlog.read()

@@ -566,13 +566,16 @@ def calls_summary(calls: Iterable[Mapping[str, Any]]) -> str:
         total.update(c.get("counts", {}))
         reasons.update(c.get("rejections", {}))
         other.update({f"client error: {k}": v for k, v in c.get("client_errors", {}).items()})
-        other.update({f"Prism, unrelated: {k}": v for k, v in c.get("unrelated", {}).items()})
+        other.update(
+            {(k if "cannot route" in k else f"Prism, unrelated: {k}"): v for k, v in c.get("unrelated", {}).items()}
+        )
         other.update({f"calls crashed: {k}": v for k, v in c.get("crashes", {}).items()})
     sent = total["accepted"] + total["rejected"]
     rate = 100.0 * total["accepted"] / sent if sent else 0.0
     lines = [
         f"calls: {sent} requests reached Prism, {total['accepted']} accepted ({rate:.2f}%), "
         f"{total['rejected']} rejected; {total['security']} answered 401/403 (security unmet); "
+        f"{total['unroutable']} cannot be routed by Prism (path keys with a fragment or query); "
         f"{total['not-sent']} not sent (the server refused the arguments); "
         f"{total['no-arguments']} tools without generatable arguments"
     ]

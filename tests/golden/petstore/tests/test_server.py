@@ -297,7 +297,10 @@ def target() -> dict[str, Any]:
 
 
 def path_pattern(template: str) -> re.Pattern[str]:
-    parts = re.split(r"{[^}]+}", template.split("#", 1)[0])  # a fragment is never sent
+    path = template.split("#", 1)[0].split("?", 1)[
+        0
+    ]  # a fragment is never sent; a query in the key is the query's
+    parts = re.split(r"{[^}]+}", path)
     return re.compile("^" + "[^/?#]+".join(re.escape(p) for p in parts) + "$")
 
 

@@ -46,6 +46,9 @@ class Arg:
     file: bool = (
         False  # a multipart file part: {"content": base64, "filename"?, "contentType"?}
     )
+    nullable: bool = (
+        False  # a JSON body property whose schema allows null: null is sent, not omitted
+    )
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Arg:
@@ -58,6 +61,7 @@ class Arg:
             allow_reserved=data.get("allowReserved", False),
             content_type=data.get("contentType"),
             file=data.get("file", False),
+            nullable=data.get("nullable", False),
         )
 
 
@@ -78,6 +82,9 @@ class Route:
     body: Body | None
     accept: str | None
     wrap_result: bool
+    fixed: tuple[
+        tuple[str, str, str], ...
+    ] = ()  # (header | query | cookie, name, value) sent every time
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Route:
@@ -91,6 +98,9 @@ class Route:
             ),
             accept=data.get("accept"),
             wrap_result=data.get("wrapResult", False),
+            fixed=tuple(
+                (f["in"], f["name"], f["value"]) for f in data.get("fixed", ())
+            ),
         )
 
 
@@ -103,14 +113,26 @@ class Request:
 
 
 def build_request(route: Route, arguments: Mapping[str, Any]) -> Request:
-    path = route.path
+    # a path key's fragment (`/#Action=List`) is never sent: the values it fixes are in route.fixed;
+    # its query (`/rest?method=photos.get`, `/alerts?lat={lat}`) is sent first, as written
+    path, _, key_query = route.path.partition("#")[0].partition("?")
+    key_query = quote(key_query, safe=RESERVED + "%{}")
     query: list[str] = []
     headers: dict[str, str] = {}
     cookies: list[str] = []
+    for location, name, text in route.fixed:
+        if location == "header":
+            headers[name] = text
+        elif location == "query":
+            query.append(f"{quote(name, safe=NAME_SAFE)}={quote(text, safe='')}")
+        else:
+            cookies.append(f"{name}={quote(text, safe='')}")
     fields: list[tuple[Arg, Any]] = []  # the body's properties, when they are arguments
     for arg in route.args:
-        if arg.arg not in arguments or arguments[arg.arg] is None:
-            continue
+        if arg.arg not in arguments or (
+            arguments[arg.arg] is None and not arg.nullable
+        ):
+            continue  # null means "not given", except for a JSON body property that may be null
         value = arguments[arg.arg]
         if arg.content_type is not None and arg.location != "body":
             value = _as_media(value, arg.content_type)
@@ -119,6 +141,7 @@ def build_request(route: Route, arguments: Mapping[str, Any]) -> Request:
             if not segment:
                 raise ArgumentError(f"{arg.arg}: a path parameter cannot be empty")
             path = path.replace("{" + arg.name + "}", segment)
+            key_query = key_query.replace("{" + arg.name + "}", segment)
         elif arg.location == "query":
             query.extend(_query_pairs(arg, value))
         elif arg.location == "header":
@@ -145,6 +168,13 @@ def build_request(route: Route, arguments: Mapping[str, Any]) -> Request:
             content, headers["Content-Type"] = encode_fields(
                 route.body.media_type, fields
             )
+    # `name={x}` pairs of the key's query whose x is not a path parameter (declared in query): the argument is sent
+    key_query = "&".join(
+        pair
+        for pair in key_query.split("&")
+        if pair and not ("{" in pair and "}" in pair)
+    )
+    query = ([key_query] if key_query else []) + query
     target = path + ("?" + "&".join(query) if query else "")
     return Request(route.method, target, headers, content)
 
