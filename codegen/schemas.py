@@ -252,6 +252,15 @@ class SchemaConverter:
             out["discriminator"] = self._discriminator(discriminator, at.child("discriminator"), refs)
 
         if "allOf" in out:
+            clash = _type_clash(out["allOf"])
+            if clash:
+                self._report(
+                    Level.WARNING,
+                    f"allOf members require different types ({', '.join(clash)}), so no value can satisfy it; "
+                    "any value is accepted here",
+                    at.child("allOf"),
+                )
+                return {k: v for k, v in out.items() if k in ANNOTATIONS}
             out = self._merge_referenced(out, node, at, direction, refs)
         if self.dialect == "3.0" and _nullable(node):
             _make_nullable(out)
@@ -393,6 +402,20 @@ def _merge_all_of(out: dict[str, Any]) -> dict[str, Any]:
     if required:
         merged["required"] = required
     return merged
+
+
+def _type_clash(members: list[Any]) -> list[str]:
+    """The types of inline allOf members when no one type is allowed by all of them (else [])."""
+    allowed: set[str] | None = None
+    named: list[str] = []
+    for member in members:
+        if not isinstance(member, dict) or "type" not in member:
+            continue
+        types = member["type"] if isinstance(member["type"], list) else [member["type"]]
+        kinds = {str(t) for t in types} | ({"integer"} if "number" in types else set())
+        named += [str(t) for t in types if str(t) not in named]
+        allowed = kinds if allowed is None else allowed & kinds
+    return named if allowed is not None and not allowed else []
 
 
 def _nullable(node: dict[str, Any]) -> bool:

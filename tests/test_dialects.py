@@ -325,6 +325,41 @@ def test_all_of_with_references_is_merged_where_safe(tmp_path: Path) -> None:
     assert not validator.is_valid({"extended": {"name": "a"}})  # Base's required id still applies
 
 
+def test_all_of_that_no_value_satisfies_is_reported_and_loosened(tmp_path: Path) -> None:
+    """`allOf: [{type: string}, {type: integer}]` (in oas-examples' schema-types) would make the tool uncallable."""
+    body = {
+        "type": "object",
+        "properties": {
+            "impossible": {"description": "d", "allOf": [{"type": "string"}, {"type": "integer"}]},
+            "number": {"allOf": [{"type": "number"}, {"type": "integer", "minimum": 1}]},  # integers satisfy both
+        },
+        "required": ["impossible"],
+    }
+    spec = mini_spec(
+        {
+            "/x": {
+                "post": {
+                    "operationId": "postX",
+                    "requestBody": {"content": {"application/json": {"schema": body}}},
+                    "responses": {"204": {"description": "ok"}},
+                }
+            }
+        }
+    )
+    path = write_spec(tmp_path, spec)
+    props = tools_of(path)["post_x"].input_schema["properties"]
+    assert props["impossible"] == {"description": "d"}
+    assert len(props["number"]["allOf"]) == 2
+    warnings = [p for p in analyze(Config(spec=str(path)))[2] if "no value can satisfy" in p.message]
+    assert [(w.level, w.pointer) for w in warnings] == [
+        (
+            Level.WARNING,
+            "/paths/~1x/post/requestBody/content/application~1json/schema/properties/impossible/allOf",
+        )
+    ]
+    assert "(string, integer)" in warnings[0].message
+
+
 def test_schema_examples_are_summarized_after_the_specs_own(tmp_path: Path) -> None:
     schemas = {"Size": {"type": "integer", "example": 3}}
     body = {
