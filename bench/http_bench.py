@@ -45,35 +45,51 @@ def free_port() -> int:
 
 
 class HttpServer:
+    """`workers` processes serving the generated app. `--balance uvicorn`: one `uvicorn --workers N` (the kernel
+    hands each new connection to whichever worker accepts first, so long-lived keep-alive connections can pile up on
+    one worker); `--balance ports` (default): N single-worker processes on N ports, connections spread round-robin
+    by the load generator, which is what a load balancer in front of a stateless deployment does."""
+
     def __init__(self, workers: int, a: argparse.Namespace, base_url: str, logs: Path) -> None:
         self.workers = workers
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPATH"] = os.pathsep.join([str(HERE / "peers"), a.src, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         env["BENCH_PACKAGE"] = a.package
         # base URL, and dummy values for the package's credential variables so secured operations reach the upstream
         env.update(server_environment(Path(a.src), a.package, base_url, python=a.python, dummy="bench-credential"))
-        argv = [a.python, "-m", "uvicorn", "--factory", "http_app:app", "--host", "127.0.0.1",
-                "--port", str(self.port), "--workers", str(workers), "--log-level", "warning", "--no-access-log"]
+        separate = a.balance == "ports"
+        self.ports = [free_port() for _ in range(workers if separate else 1)]
+        self.url = f"http://127.0.0.1:{self.ports[0]}/mcp"
         self.err = open(logs / f"http-{workers}w.stderr.log", "ab")
-        self.proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=self.err, stderr=self.err,
-                                     start_new_session=True)
-        mcp_bench._LIVE_PGIDS.add(self.proc.pid)
+        self.procs: list[subprocess.Popen[bytes]] = []
+        for port in self.ports:
+            argv = [a.python, "-m", "uvicorn", "--factory", "http_app:app", "--host", "127.0.0.1", "--port", str(port),
+                    "--workers", str(1 if separate else workers), "--log-level", "warning", "--no-access-log"]
+            proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=self.err, stderr=self.err,
+                                    start_new_session=True)
+            mcp_bench._LIVE_PGIDS.add(proc.pid)
+            self.procs.append(proc)
         self.calls = self.errors = 0
         self.seconds = self.cpu = self.client_cpu = 0.0
         self.error_sample: str | None = None
 
+    def exited(self) -> int | None:
+        return next((p.returncode for p in self.procs if p.poll() is not None), None)
+
+    def tree_cpu(self) -> float:
+        return sum(mcp_bench.tree_cpu(p.pid) for p in self.procs)
+
     def stop(self) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
+        for proc in self.procs:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(5)
-        mcp_bench._LIVE_PGIDS.discard(self.proc.pid)
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(5)
+            mcp_bench._LIVE_PGIDS.discard(proc.pid)
         self.err.close()
 
 
@@ -100,12 +116,13 @@ async def wait_ready(hc: Any, srv: HttpServer, tool: str, args: dict[str, Any], 
     end = time.monotonic() + timeout
     last = ""
     while time.monotonic() < end:
-        if srv.proc.poll() is not None:
-            raise RuntimeError(f"{srv.workers}-worker server exited with {srv.proc.returncode}")
+        if srv.exited() is not None:
+            raise RuntimeError(f"{srv.workers}-worker server exited with {srv.exited()}")
         with contextlib.suppress(Exception):
-            r = await hc.post(srv.url, content=body(tool, args, 0))
-            good, last = ok(r.text)
-            if good:
+            answers = [await hc.post(f"http://127.0.0.1:{port}/mcp", content=body(tool, args, 0)) for port in srv.ports]
+            verdicts = [ok(r.text) for r in answers]
+            last = next((why for good, why in verdicts if not good), verdicts[-1][1])
+            if all(good for good, _ in verdicts):
                 return
         await asyncio.sleep(0.2)
     raise RuntimeError(f"{srv.workers}-worker server not answering tools/call within {timeout:.0f}s: {last}")
@@ -154,8 +171,8 @@ class Connection:
             self.writer.close()
 
 
-def raw_request(srv: HttpServer, headers: dict[str, str], payload: bytes) -> bytes:
-    lines = ["POST /mcp HTTP/1.1", f"host: 127.0.0.1:{srv.port}", f"content-length: {len(payload)}"]
+def raw_request(port: int, headers: dict[str, str], payload: bytes) -> bytes:
+    lines = ["POST /mcp HTTP/1.1", f"host: 127.0.0.1:{port}", f"content-length: {len(payload)}"]
     lines += [f"{k}: {v}" for k, v in headers.items()]
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + payload
 
@@ -176,8 +193,9 @@ async def run(a: argparse.Namespace, upstream_url: str, servers: list[HttpServer
         for srv in order:
             if time.monotonic() > deadline:
                 return
-            request = raw_request(srv, headers, body(a.tool, args, 1))
-            connections = [Connection(srv.port, request) for _ in range(a.concurrency)]
+            payload = body(a.tool, args, 1)
+            ports = [srv.ports[i % len(srv.ports)] for i in range(a.concurrency)]
+            connections = [Connection(port, raw_request(port, headers, payload)) for port in ports]
             for connection in connections:  # warm each connection and the workers' code paths
                 for _ in range(max(1, a.warmup // a.concurrency)):
                     await asyncio.wait_for(connection.post(), 30)
@@ -197,13 +215,13 @@ async def run(a: argparse.Namespace, upstream_url: str, servers: list[HttpServer
                         srv.errors += 1
                         srv.error_sample = srv.error_sample or why
 
-            cpu0 = mcp_bench.tree_cpu(srv.proc.pid)
+            cpu0 = srv.tree_cpu()
             client0 = time.process_time()
             t0 = time.perf_counter()
             await asyncio.gather(*(worker(c) for c in connections))
             srv.seconds += time.perf_counter() - t0
             srv.client_cpu += time.process_time() - client0
-            srv.cpu += mcp_bench.tree_cpu(srv.proc.pid) - cpu0
+            srv.cpu += srv.tree_cpu() - cpu0
             for connection in connections:
                 connection.close()
         print(f"[http_bench] round {rnd + 1}/{a.rounds}: "
@@ -220,6 +238,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--args", default="{}", help="its arguments, a JSON object")
     ap.add_argument("--workers", default="1,2", help="worker counts to compare (default 1,2)")
     ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--balance", choices=("ports", "uvicorn"), default="ports",
+                    help="N workers as N processes on N ports behind the client's round-robin (default), or one "
+                         "`uvicorn --workers N` sharing one port")
     ap.add_argument("--seconds", type=float, default=10.0, help="total load time per server (default 10)")
     ap.add_argument("--rounds", type=int, default=4, help="interleaved rounds (default 4)")
     ap.add_argument("--warmup", type=int, default=20)
@@ -239,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     up.start()
     servers: list[HttpServer] = []
     result: dict[str, Any] = {"package": a.package, "tool": a.tool, "args": json.loads(a.args),
-                              "concurrency": a.concurrency, "cpus": os.cpu_count(),
+                              "concurrency": a.concurrency, "balance": a.balance, "cpus": os.cpu_count(),
                               "loadavg_start": [round(x, 2) for x in os.getloadavg()], "servers": []}
     try:
         servers = [HttpServer(int(w), a, up.base_url, logs) for w in a.workers.split(",")]
@@ -255,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
                 "seconds": round(s.seconds, 2), "calls_per_s": round(s.calls / s.seconds, 1) if s.seconds else None,
                 "server_cpu_us_per_call": round(s.cpu / s.calls * 1e6, 1) if s.calls else None,
                 "client_cpu_us_per_call": round(s.client_cpu / s.calls * 1e6, 1) if s.calls else None,
-                "memory": mcp_bench.tree_memory(s.proc.pid)})
+                "memory": [mcp_bench.tree_memory(p.pid) for p in s.procs]})
     except Exception as e:  # noqa: BLE001
         result["failed"] = f"{type(e).__name__}: {e}"
     finally:

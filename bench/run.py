@@ -159,15 +159,22 @@ def table(results: dict[str, Any]) -> str:
                         " | | reference |")
     http = [(n, r["http"]) for n, r in results["specs"].items() if r.get("http")]
     if http:
-        rows += ["", "HTTP transport (stateless streamable HTTP under uvicorn, 16 in flight):", "",
-                 "| spec | calls/s 1 worker | calls/s 2 workers | scaling | errors |", "|---|---|---|---|---|"]
+        balance = http[0][1].get("balance", "uvicorn")
+        how = ("2 workers = 2 single-worker processes on 2 ports, connections spread round-robin as a load balancer "
+               "would" if balance == "ports" else "2 workers = `uvicorn --workers 2` on one port")
+        rows += ["", f"HTTP transport (stateless streamable HTTP under uvicorn, 16 keep-alive connections; {how}; "
+                 "server and load-generator CPU per call):", "",
+                 "| spec | calls/s 1 worker | calls/s 2 workers | scaling | server CPU µs/call (1 / 2) "
+                 "| load generator CPU µs/call | errors |", "|---|---|---|---|---|---|---|"]
         for n, h in http:
             sv = h.get("servers") or []
             one = next((x for x in sv if x["workers"] == 1), {})
             two = next((x for x in sv if x["workers"] == 2), {})
             errs = sum(x.get("errors") or 0 for x in sv)
             rows.append(f"| {n} | {fmt(one.get('calls_per_s'))} | {fmt(two.get('calls_per_s'))} | "
-                        f"{fmt(h.get('scaling'), '{:.2f}×')} | {errs}{' ' + h['failed'] if h.get('failed') else ''} |")
+                        f"{fmt(h.get('scaling'), '{:.2f}×')} | {fmt(one.get('server_cpu_us_per_call'))} / "
+                        f"{fmt(two.get('server_cpu_us_per_call'))} | {fmt(one.get('client_cpu_us_per_call'))} | "
+                        f"{errs}{' ' + h['failed'] if h.get('failed') else ''} |")
     return "\n".join(rows)
 
 
