@@ -572,8 +572,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
         from .stdio import event_loop_stdio
 
-        async with event_loop_stdio() as files:
-            stdin, stdout = files or (None, None)
+        async with event_loop_stdio() as pipes:
+            stdin, stdout = pipes or (None, None)
             async with stdio_server(stdin, stdout) as (read, write):
                 await server.run(read, write, server.create_initialization_options())
 
