@@ -316,7 +316,7 @@ class SchemaConverter:
         if raw is None:
             return None
         listed = raw if isinstance(raw, list) else [raw]
-        types = [t for t in dict.fromkeys(listed) if isinstance(t, str) and t in JSON_TYPES]
+        types = list(dict.fromkeys(t for t in listed if isinstance(t, str) and t in JSON_TYPES))
         if len(types) != len(listed):
             bad = [t for t in listed if t not in types]
             self._report(Level.WARNING, f"unknown type {bad!r} ignored", at.child("type"))

@@ -536,3 +536,23 @@ def test_odd_operation_ids_give_readable_unique_tool_names(tmp_path: Path) -> No
     messages = [(p.pointer, p.message) for p in problems]
     assert any(pointer == "/paths/~1users~1{id}/get" and "nothing usable" in m for pointer, m in messages), messages
     assert any(pointer == "/paths/~1cafés/post" and "already used" in m for pointer, m in messages), messages
+
+
+def test_a_type_that_is_not_a_type_name_is_reported_not_a_crash(tmp_path: Path) -> None:
+    """codat.io/accounting.json has `type: {description, enum, type}` (a schema where a type name belongs)."""
+    body = {"type": "object", "properties": {"kind": {"type": {"type": "string", "enum": ["a"]}}}}
+    spec = mini_spec(
+        {
+            "/x": {
+                "post": {
+                    "operationId": "postX",
+                    "requestBody": {"content": {"application/json": {"schema": body}}},
+                    "responses": {"204": {"description": "ok"}},
+                }
+            }
+        }
+    )
+    path = write_spec(tmp_path, spec)
+    assert tools_of(path)["post_x"].input_schema["properties"]["kind"] == {}
+    problems = analyze(Config(spec=str(path), validate=False))[2]
+    assert any(p.message.startswith("unknown type") and p.pointer.endswith("/properties/kind/type") for p in problems)
