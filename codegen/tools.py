@@ -707,11 +707,13 @@ def _refs_in(node: Any) -> Iterator[str]:
                     continue
                 if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
                     yield value[len("#/$defs/") :]
-                elif key == "mapping" and isinstance(value, dict):
-                    yield from (
-                        v[len("#/$defs/") :] for v in value.values() if isinstance(v, str) and v.startswith("#/$defs/")
-                    )
                 else:
+                    if key == "mapping" and isinstance(value, dict):  # a discriminator's, or a property named so
+                        yield from (
+                            v[len("#/$defs/") :]
+                            for v in value.values()
+                            if isinstance(v, str) and v.startswith("#/$defs/")
+                        )
                     stack.append(value)
         elif isinstance(current, list):
             stack.extend(current)

@@ -556,3 +556,31 @@ def test_a_type_that_is_not_a_type_name_is_reported_not_a_crash(tmp_path: Path) 
     assert tools_of(path)["post_x"].input_schema["properties"]["kind"] == {}
     problems = analyze(Config(spec=str(path), validate=False))[2]
     assert any(p.message.startswith("unknown type") and p.pointer.endswith("/properties/kind/type") for p in problems)
+
+
+def test_a_property_named_mapping_keeps_its_definitions(tmp_path: Path) -> None:
+    """googleapis transcoder: `TextStream.mapping` (a property, not a discriminator's mapping) refers to `TextMapping`."""
+    schemas = {
+        "Stream": {
+            "type": "object",
+            "properties": {"mapping": {"type": "array", "items": {"$ref": "#/components/schemas/Mapping"}}},
+        },
+        "Mapping": {"type": "object", "properties": {"key": {"type": "string"}}},
+    }
+    spec = mini_spec(
+        {
+            "/x": {
+                "post": {
+                    "operationId": "postX",
+                    "requestBody": {
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Stream"}}}
+                    },
+                    "responses": {"204": {"description": "ok"}},
+                }
+            }
+        },
+        components={"schemas": schemas},
+    )
+    schema = tools_of(write_spec(tmp_path, spec))["post_x"].input_schema
+    assert schema["properties"]["mapping"]["items"] == {"$ref": "#/$defs/Mapping"}
+    assert "Mapping" in schema["$defs"]
