@@ -149,6 +149,14 @@ def generate_command(
             help="$ref levels kept in output schemas; deeper ones are loosened to their type (-1: keep all).",
         ),
     ] = 0,
+    input_budget: Annotated[
+        int,
+        typer.Option(
+            "--input-budget",
+            help="Characters of $ref definitions an input schema keeps whole; beyond, deeper levels are "
+            "loosened to their type (0: no limit).",
+        ),
+    ] = 64_000,
     compact: Annotated[
         bool,
         typer.Option(
@@ -178,7 +186,12 @@ def generate_command(
         "unmatched": unmatched,
     }
     config = _config(spec, flags, tuple(rules or ()), config_file)
-    config = replace(config, output_depth=None if output_depth < 0 else output_depth, compact=compact)
+    config = replace(
+        config,
+        output_depth=None if output_depth < 0 else output_depth,
+        input_budget=input_budget if input_budget > 0 else None,
+        compact=compact,
+    )
     started = time.monotonic()
 
     def progress(stage: str) -> None:

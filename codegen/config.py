@@ -70,6 +70,7 @@ class Config:
     base_url: str | None = None  # default upstream base URL baked into the server (else: the spec's)
     validate: bool | None = None  # run openapi-spec-validator; None: only up to VALIDATE_MAX_OPERATIONS
     output_depth: int | None = 0  # $ref hops kept in output schemas (deeper: loosened); None: full schemas
+    input_budget: int | None = 64_000  # characters of definitions an input schema keeps whole; None: no limit
     compact: bool = False  # no output schemas, short tool descriptions, no link URLs: smallest tools/list
     timeout: float = DEFAULT_TIMEOUT  # the generated server's default request timeout (seconds)
     deprecated: bool = True  # serve deprecated operations as tools

@@ -87,7 +87,7 @@ def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, li
     api, found = select_operations(api, config, resolver)
     problems += here(found)
     progress(f"mapping {len(api.operations)} operations to tools")
-    tools, found = map_tools(api, resolver, config.output_depth, config.compact)
+    tools, found = map_tools(api, resolver, config.output_depth, config.compact, config.input_budget)
     problems += here(found)
     tools, found = apply_overrides(tools, config, resolver)
     problems += here(found)

@@ -12,7 +12,9 @@ Definitions are converted once per (location, direction) and shared by all tools
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+from collections.abc import Iterator, Mapping
 from typing import Any, Literal, TypeGuard
 
 from .model import Dialect, Schema
@@ -52,6 +54,8 @@ class SchemaConverter:
         self.dialect = dialect
         self._defs: dict[tuple[Ref, Direction], tuple[dict[str, Any], frozenset[Ref]]] = {}
         self._names: dict[Ref, str] = {}
+        self._named: dict[str, Ref] = {}  # the reverse of _names
+        self._views: dict[Direction, Definitions] = {}
         self._problems: dict[tuple[str, str, str], Problem] = {}
         self._converting: set[tuple[Ref, Direction]] = set()  # definitions being converted (not expanded in allOf)
 
@@ -64,35 +68,17 @@ class SchemaConverter:
         self._problems.setdefault((problem.source, problem.pointer, problem.message), problem)
 
     # -- public -------------------------------------------------------------------------------------
-    def convert(
-        self, schema: Schema, direction: Direction, hops: int | None = None
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The JSON Schema for `schema` and the `$defs` it needs (sorted by name); with `hops`, only the
-        definitions at most that many `$ref`s away (for callers that loosen what lies beyond)."""
-        refs: set[Ref] = set()
-        converted = self._node(schema.node, schema.at, direction, refs, 0)
-        return converted, self.definitions(refs, direction, hops)
+    def convert(self, schema: Schema, direction: Direction) -> dict[str, Any]:
+        """The JSON Schema for `schema`; the definitions its `$ref`s name are in `self.defs(direction)`."""
+        return self._node(schema.node, schema.at, direction, set(), 0)
 
-    def definitions(self, refs: set[Ref], direction: Direction, hops: int | None = None) -> dict[str, Any]:
-        """The definitions reachable from `refs` (within `hops` $refs, if given), keyed by their `$defs` name."""
-        found: dict[str, Any] = {}
-        level = sorted(refs)
-        seen: set[Ref] = set()
-        hop = 1
-        while level and (hops is None or hop <= hops):
-            following: set[Ref] = set()
-            for ref in level:
-                if ref in seen:
-                    continue
-                seen.add(ref)
-                converted, deps = self._definition(ref, direction)
-                found[self.name(ref)] = converted
-                following |= deps
-            level = sorted(following - seen)
-            hop += 1
-        return dict(sorted(found.items()))
+    def defs(self, direction: Direction) -> Definitions:
+        """Every definition of one direction by its `$defs` name, each converted when first looked up."""
+        if direction not in self._views:
+            self._views[direction] = Definitions(self, direction)
+        return self._views[direction]
 
-    def resolve_converted(self, schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    def resolve_converted(self, schema: dict[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
         """Follow a converted `{"$ref": "#/$defs/X"}` chain to the definition it names."""
         seen: set[str] = set()
         while set(schema) == {"$ref"} and schema["$ref"].startswith("#/$defs/"):
@@ -118,6 +104,7 @@ class SchemaConverter:
                 digest = hashlib.sha1(f"{ref.uri}#{ref.pointer}".encode()).hexdigest()[:6]
                 safe = f"{safe}_{digest}"
             self._names[ref] = safe
+            self._named.setdefault(safe, ref)
         return self._names[ref]
 
     # -- internals ----------------------------------------------------------------------------------
@@ -463,3 +450,62 @@ def _unique(values: list[Any]) -> list[Any]:
         if not any(value == s and type(value) is type(s) for s in seen):
             seen.append(value)
     return seen
+
+
+class Definitions(Mapping[str, dict[str, Any]]):
+    """The converted definitions of one direction by `$defs` name: a view over the converter's cache that
+    converts a definition when it is first looked up, and remembers which names each one refers to and
+    its JSON size (tools of a large API share thousands of definitions; each is walked once)."""
+
+    def __init__(self, converter: SchemaConverter, direction: Direction) -> None:
+        self._converter = converter
+        self._direction: Direction = direction
+        self._refs: dict[str, frozenset[str]] = {}
+        self._sizes: dict[str, int] = {}
+
+    def __getitem__(self, name: str) -> dict[str, Any]:
+        return self._converter._definition(self._converter._named[name], self._direction)[0]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._converter._named
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._converter._named))
+
+    def __len__(self) -> int:
+        return len(self._converter._named)
+
+    def refs(self, name: str) -> frozenset[str]:
+        """The `$defs` names definition `name` refers to."""
+        if name not in self._refs:
+            self._refs[name] = frozenset(refs_in(self[name]))
+        return self._refs[name]
+
+    def size(self, name: str) -> int:
+        """Characters of definition `name` as compact JSON."""
+        if name not in self._sizes:
+            self._sizes[name] = len(json.dumps(self[name], separators=(",", ":"), ensure_ascii=False))
+        return self._sizes[name]
+
+
+def refs_in(node: Any) -> Iterator[str]:
+    """The `$defs` names a converted schema refers to (its own `$defs` excluded), discriminator mappings included."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, dict):
+            for key, value in current.items():
+                if key == "$defs":
+                    continue
+                if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
+                    yield value[len("#/$defs/") :]
+                else:
+                    if key == "mapping" and isinstance(value, dict):  # a discriminator's, or a property named so
+                        yield from (
+                            v[len("#/$defs/") :]
+                            for v in value.values()
+                            if isinstance(v, str) and v.startswith("#/$defs/")
+                        )
+                    stack.append(value)
+        elif isinstance(current, list):
+            stack.extend(current)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +18,7 @@ from .model import Api, Body, Operation, Parameter, Response
 from .normalize import json_media_rank
 from .problems import Level, Problem
 from .refs import Ref, Resolver
-from .schemas import SchemaConverter
+from .schemas import Definitions, SchemaConverter, refs_in
 
 # method -> (readOnlyHint, destructiveHint, idempotentHint)
 HINTS: Mapping[str, tuple[bool, bool, bool]] = {
@@ -34,6 +34,7 @@ HINTS: Mapping[str, tuple[bool, bool, bool]] = {
 MAX_ERROR_TEXT = 120  # characters of each failure response's description in the tool description
 COMPACT_TEXT = 300  # --compact: characters of the operation description kept in the tool description
 OUTPUT_DEPTH = 0  # default: definitions more than this many $ref hops below an output schema become loose
+INPUT_BUDGET = 64_000  # default: characters of an input schema's definitions before deeper ones become loose
 # Output-schema keywords that never change which responses validate (annotations), dropped to keep
 # tools/list small; `discriminator` is an annotation in 2020-12 and its mapping would name dropped defs.
 OUTPUT_ANNOTATIONS = frozenset(
@@ -135,13 +136,21 @@ class ToolSpec:
 
 
 def map_tools(
-    api: Api, resolver: Resolver, output_depth: int | None = OUTPUT_DEPTH, compact: bool = False
+    api: Api,
+    resolver: Resolver,
+    output_depth: int | None = OUTPUT_DEPTH,
+    compact: bool = False,
+    input_budget: int | None = INPUT_BUDGET,
 ) -> tuple[list[ToolSpec], list[Problem]]:
-    """`output_depth`: $ref hops kept in output schemas (None: all); `compact`: no output schemas at all."""
+    """`output_depth`: $ref hops kept in output schemas (None: all); `compact`: no output schemas at all;
+    `input_budget`: characters of definitions an input schema keeps whole (None: no limit)."""
     converter = SchemaConverter(resolver, api.dialect)
     problems: list[Problem] = []
     names = _tool_names(api.operations, resolver, problems)
-    tools = [_tool(op, names[op.path, op.method], converter, problems, output_depth, compact) for op in api.operations]
+    tools = [
+        _tool(op, names[op.path, op.method], converter, problems, output_depth, compact, input_budget)
+        for op in api.operations
+    ]
     return tools, problems + converter.problems
 
 
@@ -185,8 +194,9 @@ def _tool(
     problems: list[Problem],
     output_depth: int | None = OUTPUT_DEPTH,
     compact: bool = False,
+    input_budget: int | None = INPUT_BUDGET,
 ) -> ToolSpec:
-    input_schema, args, body, notes = _input(op, converter, problems)
+    input_schema, args, body, notes = _input(op, converter, problems, input_budget)
     output_schema, wrap = _output(op, converter, 0 if compact else output_depth)  # compact: only `wrap` is used
     if compact:
         output_schema = None  # the result is still returned, as text and (for objects) structured content
@@ -298,18 +308,21 @@ class _Entry:
 
 
 def _input(
-    op: Operation, converter: SchemaConverter, problems: list[Problem] | None = None
+    op: Operation,
+    converter: SchemaConverter,
+    problems: list[Problem] | None = None,
+    budget: int | None = INPUT_BUDGET,
 ) -> tuple[dict[str, Any], tuple[ArgPlan, ...], Any, list[str]]:
     """The input schema, the argument plans, the body plan and notes for the description.
 
-    Each argument key that differs from its wire name is reported as a warning in `problems`."""
-    defs: dict[str, Any] = {}
+    Each argument key that differs from its wire name is reported as a warning in `problems`, and so is
+    a schema whose definitions had to be cut to fit `budget` (see fit_budget)."""
+    defs = converter.defs("input")
     entries: list[_Entry] = []
     examples: dict[str, Any] = {}  # wire name -> example value
     for param in op.parameters:
         if param.schema is not None:
-            schema, used = converter.convert(param.schema, "input")
-            defs.update(used)
+            schema = converter.convert(param.schema, "input")
         else:
             schema = {"type": "string"}
         schema = _describe(schema, param.description, param.deprecated)
@@ -324,8 +337,7 @@ def _input(
     if body is not None:
         body_schema: dict[str, Any] = {}
         if body.schema is not None:
-            body_schema, used = converter.convert(body.schema, "input")
-            defs.update(used)
+            body_schema = converter.convert(body.schema, "input")
         if body.alternatives:
             notes.append(f"Request body sent as {body.media_type} (also accepted: {', '.join(body.alternatives)}).")
         kind = _body_kind(body.media_type)
@@ -407,7 +419,13 @@ def _input(
     result: dict[str, Any] = {"type": "object", "properties": properties}
     if required_keys:
         result["required"] = required_keys
-    used_defs = prune_defs(result, defs)
+    result, used_defs, cut = fit_budget(result, defs, budget)
+    if cut is not None and problems is not None:
+        message = (
+            f"the input schema's definitions exceed {budget} characters (--input-budget); those more than {cut} "
+            "$ref levels down accept any value of their type"
+        )
+        problems.append(converter.resolver.problem(Level.WARNING, message, op.at))
     if used_defs:
         result["$defs"] = used_defs
     wire_to_key = {e.wire: k for e, k in zip(entries, keys)}
@@ -482,7 +500,7 @@ def _body_kind(media_type: str) -> str:
 
 
 def _whole_body_schema(
-    kind: str, media_type: str, schema: dict[str, Any], defs: dict[str, Any], converter: SchemaConverter
+    kind: str, media_type: str, schema: dict[str, Any], defs: Mapping[str, Any], converter: SchemaConverter
 ) -> dict[str, Any]:
     """The schema of a `body` argument: as declared for JSON, a string for text, base64 for binary."""
     if kind == "text":
@@ -527,7 +545,7 @@ def _allows_null(schema: Any, defs: Mapping[str, Any], depth: int = 0) -> bool:
     return bool(checks) and all(checks)
 
 
-def _is_binary(schema: dict[str, Any], defs: dict[str, Any], converter: SchemaConverter) -> bool:
+def _is_binary(schema: dict[str, Any], defs: Mapping[str, Any], converter: SchemaConverter) -> bool:
     """A file: a binary string (3.0 `format: binary`, 2.0 `type: file`, 3.1 `contentMediaType`), or an array of them."""
     schema = converter.resolve_converted(schema, defs)
     if schema.get("type") == "array" and isinstance(schema.get("items"), dict):
@@ -538,7 +556,7 @@ def _is_binary(schema: dict[str, Any], defs: dict[str, Any], converter: SchemaCo
     return schema.get("format") == "binary" or ("contentMediaType" in schema and "contentEncoding" not in schema)
 
 
-def _file_schema(schema: dict[str, Any], defs: dict[str, Any], converter: SchemaConverter) -> dict[str, Any]:
+def _file_schema(schema: dict[str, Any], defs: Mapping[str, Any], converter: SchemaConverter) -> dict[str, Any]:
     resolved = converter.resolve_converted(schema, defs)
     if resolved.get("type") == "array":
         out: dict[str, Any] = {"type": "array", "items": dict(FILE_SCHEMA)}
@@ -564,7 +582,7 @@ def _describe(schema: dict[str, Any], description: str, deprecated: bool) -> dic
 
 
 def _object_shape(
-    schema: dict[str, Any], defs: dict[str, Any], converter: SchemaConverter, depth: int = 0
+    schema: dict[str, Any], defs: Mapping[str, Any], converter: SchemaConverter, depth: int = 0
 ) -> tuple[dict[str, Any], list[str]] | None:
     """Properties and required names of a plain object schema (through $ref and allOf), else None."""
     if depth > 16:
@@ -612,9 +630,8 @@ def _output(
             continue
         if response.schema is None or response.media_type is None or json_media_rank(response.media_type) > 1:
             return None, False
-        # with a depth, the defs loosen() can keep (+1 for the root's own $ref, +1 for a wrapped result's
-        # items, +1 for the types of what it cuts); a longer chain of $refs at the root only loosens more
-        schema, defs = converter.convert(response.schema, "output", None if depth is None else depth + 3)
+        schema = converter.convert(response.schema, "output")
+        defs = converter.defs("output")
         root = converter.resolve_converted(schema, defs)
         if _plain_object(root):
             out = {k: v for k, v in root.items() if k not in ("required", "additionalProperties", "examples")}
@@ -623,9 +640,10 @@ def _output(
         else:
             out = {"type": "object", "properties": {"result": schema}}
             wrap = True
-        used = prune_defs(out, defs)
-        if depth is not None:  # a wrapped (array, scalar) result counts from its items, one level down
-            out, used = loosen(out, used, depth + 1 if wrap else depth)
+        if depth is None:
+            used = prune_defs(out, defs)
+        else:  # a wrapped (array, scalar) result counts from its items, one level down
+            out, used = loosen(out, defs, depth + 1 if wrap else depth)
         if used:
             out["$defs"] = used
         return out, wrap
@@ -637,19 +655,7 @@ def loosen(schema: dict[str, Any], defs: Mapping[str, Any], depth: int) -> tuple
 
     A definition's distance is the fewest $ref hops from the root (breadth first); references to
     definitions farther than `depth` become `{"type": <its type>}` (or `{}`), which accepts a superset."""
-    distance: dict[str, int] = {}
-    frontier = sorted(set(_refs_in(schema)))
-    hops = 1
-    while frontier:
-        found: set[str] = set()
-        for name in frontier:
-            if name in distance or name not in defs:
-                continue
-            distance[name] = hops
-            found.update(_refs_in(defs[name]))
-        frontier = sorted(found - distance.keys())
-        hops += 1
-    kept = {name for name, d in distance.items() if d <= depth}
+    kept = set(reach(schema, defs, depth))
 
     def cut(node: Any, level: int) -> Any:  # level: 0 = the root, 1 = its properties; descriptions below go
         if isinstance(node, list):
@@ -658,9 +664,7 @@ def loosen(schema: dict[str, Any], defs: Mapping[str, Any], depth: int) -> tuple
             return node
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[len("#/$defs/") :] not in kept:
-            target = defs.get(ref[len("#/$defs/") :])
-            loose = {"type": target["type"]} if isinstance(target, dict) and "type" in target else {}
-            return loose  # the target's own `type` holds for every value it accepts; the rest is dropped
+            return _loose(defs.get(ref[len("#/$defs/") :]))
         out: dict[str, Any] = {}
         for key, value in node.items():
             if key in OUTPUT_ANNOTATIONS or key in OUTPUT_CONTRAVARIANT or (key == "description" and level > 1):
@@ -676,6 +680,70 @@ def loosen(schema: dict[str, Any], defs: Mapping[str, Any], depth: int) -> tuple
     return cut(schema, 0), {name: cut(defs[name], 2) for name in sorted(kept)}
 
 
+def fit_budget(
+    schema: dict[str, Any], defs: Mapping[str, Any], budget: int | None
+) -> tuple[dict[str, Any], dict[str, Any], int | None]:
+    """An input schema, the definitions it uses, and the $ref depth they were cut at (None: not cut).
+
+    When the definitions, as compact JSON, exceed `budget` characters, only those at most N $ref hops from
+    the root are kept, N the largest that fits (at least 1); a reference to a farther one becomes its type
+    and description alone. The server then accepts more there and the upstream API judges the rest: a tool
+    whose schema runs to megabytes (a large API's entity graph) is no use to a model either."""
+    distance = reach(schema, defs)
+    size = defs.size if isinstance(defs, Definitions) else lambda name: len(json.dumps(defs[name]))
+    if budget is None or sum(size(name) for name in distance) <= budget:
+        return schema, {name: defs[name] for name in sorted(distance)}, None
+    by_level: Counter[int] = Counter()
+    for name, hops in distance.items():
+        by_level[hops] += size(name)
+    depth, total = 1, by_level[1]
+    while depth + 1 in by_level and total + by_level[depth + 1] <= budget:
+        depth += 1
+        total += by_level[depth]
+    kept = {name for name, hops in distance.items() if hops <= depth}
+
+    def cut(node: Any) -> Any:
+        if isinstance(node, list):
+            return [cut(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[len("#/$defs/") :] not in kept:
+            target = defs.get(ref[len("#/$defs/") :])
+            out = {**_loose(target), **{k: cut(v) for k, v in node.items() if k != "$ref"}}
+            if isinstance(target, dict) and isinstance(target.get("description"), str):
+                out.setdefault("description", target["description"])
+            return out
+        return {
+            key: cut(value) if key not in ("enum", "const", "default", "examples") else value
+            for key, value in node.items()
+        }
+
+    return cut(schema), {name: cut(defs[name]) for name in sorted(kept)}, depth
+
+
+def _loose(target: Any) -> dict[str, Any]:
+    """What stands for a cut definition: its own `type`, which holds for every value it accepts, or {}."""
+    return {"type": target["type"]} if isinstance(target, dict) and "type" in target else {}
+
+
+def reach(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int | None = None) -> dict[str, int]:
+    """The definitions `schema` reaches (within `depth` $ref hops, if given): name -> fewest hops."""
+    refs = defs.refs if isinstance(defs, Definitions) else lambda name: frozenset(refs_in(defs[name]))
+    distance: dict[str, int] = {}
+    frontier = set(refs_in(schema))
+    hops = 1
+    while frontier and (depth is None or hops <= depth):
+        found: set[str] = set()
+        for name in frontier:
+            if name in defs:
+                distance[name] = hops
+                found |= refs(name)
+        frontier = found - distance.keys()
+        hops += 1
+    return distance
+
+
 def _plain_object(schema: Mapping[str, Any]) -> bool:
     return (
         schema.get("type") == "object"
@@ -686,34 +754,4 @@ def _plain_object(schema: Mapping[str, Any]) -> bool:
 
 def prune_defs(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
     """Only the definitions reachable from `schema` (its own `$defs` excluded), sorted by name."""
-    used: set[str] = set()
-    pending = list(_refs_in(schema))
-    while pending:
-        name = pending.pop()
-        if name in used or name not in defs:
-            continue
-        used.add(name)
-        pending.extend(_refs_in(defs[name]))
-    return {name: defs[name] for name in sorted(used)}
-
-
-def _refs_in(node: Any) -> Iterator[str]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, dict):
-            for key, value in current.items():
-                if key == "$defs":
-                    continue
-                if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
-                    yield value[len("#/$defs/") :]
-                else:
-                    if key == "mapping" and isinstance(value, dict):  # a discriminator's, or a property named so
-                        yield from (
-                            v[len("#/$defs/") :]
-                            for v in value.values()
-                            if isinstance(v, str) and v.startswith("#/$defs/")
-                        )
-                    stack.append(value)
-        elif isinstance(current, list):
-            stack.extend(current)
+    return {name: defs[name] for name in sorted(reach(schema, defs))}

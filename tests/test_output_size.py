@@ -168,3 +168,77 @@ def _refs(node: Any) -> list[str]:
     if isinstance(node, list):
         return [r for v in node for r in _refs(v)]
     return []
+
+
+def create_order_spec() -> dict[str, Any]:
+    spec = order_spec()
+    body = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Order"}}}}
+    spec["paths"]["/orders"]["post"] = {
+        "operationId": "createOrder",
+        "requestBody": body,
+        "responses": {"201": {"description": "made"}},
+    }
+    return spec
+
+
+def create_order(tmp_path: Path, budget: int | None) -> tuple[ToolSpec, list[str]]:
+    path = write_spec(tmp_path, create_order_spec())
+    _, tools, problems = analyze(Config(spec=str(path), input_budget=budget))
+    return next(t for t in tools if t.name == "create_order"), [str(p) for p in problems if "input-budget" in str(p)]
+
+
+def test_input_schema_over_budget_keeps_the_levels_that_fit_and_accepts_a_superset(tmp_path: Path) -> None:
+    full, none = create_order(tmp_path, None)
+    assert none == [] and set(full.input_schema["$defs"]) == {"Address", "Country", "Customer", "Line"}
+    level1 = sum(len(json.dumps(full.input_schema["$defs"][n], separators=(",", ":"))) for n in ("Customer", "Line"))
+    cut, warned = create_order(tmp_path, level1 + 10)  # Customer and Line fit; Address (and Country) do not
+    schema = cut.input_schema
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert set(schema["$defs"]) == {"Customer", "Line"}
+    assert schema["$defs"]["Customer"]["properties"]["address"] == {"type": ["object", "null"]}
+    assert warned == [
+        "warning: #/paths/~1orders/post: the input schema's definitions exceed "
+        f"{level1 + 10} characters (--input-budget); those more than 1 $ref levels down accept any value of their type"
+    ]
+    for instance in VALID:  # a superset: what the full schema accepts, the cut one does too
+        jsonschema.validate(instance, full.input_schema)
+        jsonschema.validate(instance, schema)
+    deep_wrong = {"id": 4, "customer": {"name": "d", "address": {"country": "XX"}}}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(deep_wrong, full.input_schema)
+    jsonschema.validate(deep_wrong, schema)
+    with pytest.raises(jsonschema.ValidationError):  # the levels kept still check
+        jsonschema.validate({"id": 5, "customer": {"address": None}}, schema)
+    tiny, _ = create_order(tmp_path, 1)  # at least one level is always kept
+    assert set(tiny.input_schema["$defs"]) == {"Customer", "Line"}
+    same, quiet = create_order(tmp_path, 64_000)  # the default budget: small schemas are untouched
+    assert quiet == [] and same.input_schema == full.input_schema
+
+
+@pytest.mark.slow
+def test_the_largest_corpus_document_generates_quickly_and_small() -> None:
+    """Microsoft Graph (20 MB, 11,422 operations): every tool's input schema reaches most of its 2,600
+    definitions; whole, tools.json was 2.2 GB and the mapping took 10 minutes."""
+    listing = subprocess.run(
+        [sys.executable, str(ROOT / "tools/list-specs"), "--set", "directory", "--min-ops", "10000"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    spec = next(p for p in listing.stdout.splitlines() if p.endswith("microsoft.com/graph.json"))
+    _, tools, problems = analyze(Config(spec=spec, validate=False))
+    assert len(tools) > 11_000
+    listed = [t.to_json() for t in tools]
+    assert len(json.dumps(listed, separators=(",", ":"))) < 60e6
+    budget = Config(spec="").input_budget
+    assert budget is not None
+    for tool in listed:
+        defs = tool["inputSchema"].get("$defs", {})
+        assert len(json.dumps(defs, separators=(",", ":"), ensure_ascii=False)) < 4 * budget, tool["name"]
+    for tool in listed[:: len(listed) // 60]:
+        for key in ("inputSchema", "outputSchema"):
+            if key in tool:
+                jsonschema.Draft202012Validator.check_schema(tool[key])
+                refs = {r[len("#/$defs/") :] for r in _refs(tool[key])}
+                assert refs <= set(tool[key].get("$defs", {})), (tool["name"], refs)
+    assert any("input-budget" in str(p) for p in problems)

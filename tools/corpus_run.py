@@ -185,6 +185,7 @@ def spec_error_kind(messages: Sequence[str]) -> str:
 
 def check_tools(listed: Sequence[Mapping[str, Any]], expected: Sequence[Mapping[str, Any]]) -> list[Failure]:
     """Every check on the listed tools; returns all failures found (empty: fine)."""
+    _DEF_PROBLEMS.clear()  # definitions are shared within one API, not across
     found: list[Failure] = []
     names = [t.get("name", "") for t in listed]
     for name in names:
@@ -237,10 +238,30 @@ def check_tools(listed: Sequence[Mapping[str, Any]], expected: Sequence[Mapping[
 
 
 _META: Any = None
+_DEF_PROBLEMS: dict[str, str] = {}  # a definition's canonical JSON -> its metaschema problem ("" if none)
 
 
 def metaschema_problem(schema: Mapping[str, Any]) -> str:
-    """Draft202012Validator.check_schema, with one metaschema validator reused for every schema."""
+    """Draft202012Validator.check_schema, with one metaschema validator reused for every schema.
+
+    The metaschema checks each `$defs` entry as a schema of its own, so the root (without `$defs`) and
+    each definition are checked apart, and a definition shared by many tools is checked once."""
+    defs = schema.get("$defs")
+    if not isinstance(defs, dict):
+        return _meta_problem(schema)
+    problem = _meta_problem({k: v for k, v in schema.items() if k != "$defs"})
+    for name, definition in defs.items():
+        if problem:
+            break
+        key = json.dumps(definition, sort_keys=True)
+        if key not in _DEF_PROBLEMS:
+            _DEF_PROBLEMS[key] = _meta_problem(definition)
+        if _DEF_PROBLEMS[key]:
+            problem = f"in $defs/{name}: {_DEF_PROBLEMS[key]}"
+    return problem
+
+
+def _meta_problem(schema: Any) -> str:
     global _META
     from jsonschema import Draft202012Validator
 
