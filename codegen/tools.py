@@ -708,18 +708,30 @@ def fit_budget(
         if not isinstance(node, dict):
             return node
         ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[len("#/$defs/") :] not in kept:
+        if isinstance(ref, str) and _names_cut(ref, kept):
             target = defs.get(ref[len("#/$defs/") :])
             out = {**_loose(target), **{k: cut(v) for k, v in node.items() if k != "$ref"}}
             if isinstance(target, dict) and isinstance(target.get("description"), str):
                 out.setdefault("description", target["description"])
             return out
-        return {
-            key: cut(value) if key not in ("enum", "const", "default", "examples") else value
-            for key, value in node.items()
-        }
+        out = {}
+        for key, value in node.items():
+            if key in ("enum", "const", "default", "examples"):
+                out[key] = value
+            elif key == "discriminator" and isinstance(value, dict) and isinstance(value.get("mapping"), dict):
+                mapping = {k: v for k, v in value["mapping"].items() if not _names_cut(v, kept)}
+                out[key] = (
+                    {**value, "mapping": mapping} if mapping else {k: v for k, v in value.items() if k != "mapping"}
+                )
+            else:
+                out[key] = cut(value)
+        return out
 
     return cut(schema), {name: cut(defs[name]) for name in sorted(kept)}, depth
+
+
+def _names_cut(ref: Any, kept: set[str]) -> bool:
+    return isinstance(ref, str) and ref.startswith("#/$defs/") and ref[len("#/$defs/") :] not in kept
 
 
 def _loose(target: Any) -> dict[str, Any]:

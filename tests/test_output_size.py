@@ -4,6 +4,7 @@ schema), --compact, and the largest corpus specs kept to a bounded size."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -172,6 +173,8 @@ def _refs(node: Any) -> list[str]:
 
 def create_order_spec() -> dict[str, Any]:
     spec = order_spec()
+    customer = spec["components"]["schemas"]["Customer"] = dict(spec["components"]["schemas"]["Customer"])
+    customer["discriminator"] = {"propertyName": "name", "mapping": {"home": "#/components/schemas/Address"}}
     body = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Order"}}}}
     spec["paths"]["/orders"]["post"] = {
         "operationId": "createOrder",
@@ -196,6 +199,8 @@ def test_input_schema_over_budget_keeps_the_levels_that_fit_and_accepts_a_supers
     jsonschema.Draft202012Validator.check_schema(schema)
     assert set(schema["$defs"]) == {"Customer", "Line"}
     assert schema["$defs"]["Customer"]["properties"]["address"] == {"type": ["object", "null"]}
+    assert schema["$defs"]["Customer"]["discriminator"] == {"propertyName": "name"}  # its mapping named Address
+    assert set(re.findall(r'"#/\$defs/([^"]+)"', json.dumps(schema))) <= set(schema["$defs"])
     assert warned == [
         "warning: #/paths/~1orders/post: the input schema's definitions exceed "
         f"{level1 + 10} characters (--input-budget); those more than 1 $ref levels down accept any value of their type"
@@ -239,6 +244,6 @@ def test_the_largest_corpus_document_generates_quickly_and_small() -> None:
         for key in ("inputSchema", "outputSchema"):
             if key in tool:
                 jsonschema.Draft202012Validator.check_schema(tool[key])
-                refs = {r[len("#/$defs/") :] for r in _refs(tool[key])}
-                assert refs <= set(tool[key].get("$defs", {})), (tool["name"], refs)
+                named = set(re.findall(r'"#/\$defs/([^"]+)"', json.dumps(tool[key])))  # $refs and mappings
+                assert named <= set(tool[key].get("$defs", {})), (tool["name"], named)
     assert any("input-budget" in str(p) for p in problems)
