@@ -290,9 +290,15 @@ def objects(schema: Any, at: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def dangling_refs(schema: Mapping[str, Any]) -> Iterator[str]:
+    """Local references (`$ref`, and discriminator mapping values) that name nothing in `schema`."""
     for _, node in objects(schema):
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#"):
+        refs = [node.get("$ref")]
+        discriminator = node.get("discriminator")
+        if isinstance(discriminator, dict) and isinstance(discriminator.get("mapping"), dict):
+            refs += list(discriminator["mapping"].values())
+        for ref in refs:
+            if not (isinstance(ref, str) and ref.startswith("#")):
+                continue
             target: Any = schema
             for token in ref[1:].split("/")[1:]:
                 token = token.replace("~1", "/").replace("~0", "~")
