@@ -143,26 +143,30 @@ def generate_command(
         ),
     ] = None,
     output_depth: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--output-depth",
-            help="$ref levels kept in output schemas; deeper ones are loosened to their type (-1: keep all).",
+            min=-1,
+            help="$ref levels kept in output schemas; deeper ones are loosened to their type (-1: keep all). "
+            "Default: 0.",
         ),
-    ] = 0,
+    ] = None,
     input_budget: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--input-budget",
+            min=0,
             help="Characters of $ref definitions an input schema keeps whole; beyond, deeper levels are "
-            "loosened to their type (0: no limit).",
+            "loosened to their type (0: no limit). Default: 64000.",
         ),
-    ] = 64_000,
+    ] = None,
     compact: Annotated[
-        bool,
+        bool | None,
         typer.Option(
-            "--compact", help="Smallest tools/list: no output schemas, short tool descriptions, no link URLs."
+            "--compact/--no-compact",
+            help="Smallest tools/list: no output schemas, short tool descriptions, no link URLs. Default: off.",
         ),
-    ] = False,
+    ] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print errors only.")] = False,
     verbose: Annotated[
         bool, typer.Option("-v", "--verbose", help="Print every warning and the time of each stage.")
@@ -184,14 +188,11 @@ def generate_command(
         "timeout": timeout,
         "deprecated": deprecated,
         "unmatched": unmatched,
+        "output_depth": output_depth,
+        "input_budget": input_budget,
+        "compact": compact,
     }
     config = _config(spec, flags, tuple(rules or ()), config_file)
-    config = replace(
-        config,
-        output_depth=None if output_depth < 0 else output_depth,
-        input_budget=input_budget if input_budget > 0 else None,
-        compact=compact,
-    )
     started = time.monotonic()
 
     def progress(stage: str) -> None:

@@ -69,8 +69,8 @@ class Config:
     templates: Path | None = None  # a folder whose templates override the built-in ones by file name
     base_url: str | None = None  # default upstream base URL baked into the server (else: the spec's)
     validate: bool | None = None  # run openapi-spec-validator; None: only up to VALIDATE_MAX_OPERATIONS
-    output_depth: int | None = 0  # $ref hops kept in output schemas (deeper: loosened); None: full schemas
-    input_budget: int | None = 64_000  # characters of definitions an input schema keeps whole; None: no limit
+    output_depth: int = 0  # $ref hops kept in output schemas (deeper: loosened); -1: full schemas
+    input_budget: int = 64_000  # characters of $defs an input schema keeps whole (deeper: loosened); 0: no limit
     compact: bool = False  # no output schemas, short tool descriptions, no link URLs: smallest tools/list
     timeout: float = DEFAULT_TIMEOUT  # the generated server's default request timeout (seconds)
     deprecated: bool = True  # serve deprecated operations as tools

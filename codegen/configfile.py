@@ -32,6 +32,9 @@ TOP_KEYS = (
     "validate",
     "deprecated",
     "unmatched",
+    "output-depth",
+    "input-budget",
+    "compact",
     "rules",
     "overrides",
 )
@@ -163,10 +166,18 @@ class _Reader:
             text = self.typed(data, key, str, "a string", pointer)
             if text is not None:
                 values[field] = text
-        for key in ("validate", "deprecated"):
+        for key in ("validate", "deprecated", "compact"):
             flag = self.typed(data, key, bool, "true or false", pointer)
             if flag is not None:
                 values[key] = flag
+        for key, lowest, meaning in (("output-depth", -1, "-1 keeps all"), ("input-budget", 0, "0 is no limit")):
+            number = self.typed(data, key, int, "an integer", pointer)
+            if number is None:
+                continue
+            if number < lowest:
+                self.fail(f"'{key}' must be an integer >= {lowest} ({meaning}), got {number!r}", join(pointer, key))
+            else:
+                values[key.replace("-", "_")] = number
         timeout = self.typed(data, "timeout", (int, float), "a number of seconds", pointer)
         if timeout is not None:
             if timeout > 0:

@@ -87,7 +87,13 @@ def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, li
     api, found = select_operations(api, config, resolver)
     problems += here(found)
     progress(f"mapping {len(api.operations)} operations to tools")
-    tools, found = map_tools(api, resolver, config.output_depth, config.compact, config.input_budget)
+    tools, found = map_tools(
+        api,
+        resolver,
+        None if config.output_depth < 0 else config.output_depth,
+        config.compact,
+        config.input_budget or None,
+    )
     problems += here(found)
     tools, found = apply_overrides(tools, config, resolver)
     problems += here(found)

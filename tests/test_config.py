@@ -81,6 +81,22 @@ def test_config_is_frozen_and_merged_once(zoo: Path) -> None:
         config.timeout = 1.0  # type: ignore[misc]
 
 
+def test_size_settings_come_from_the_file_and_flags_beat_them(zoo: Path) -> None:
+    """--check in CI must see the same size settings as the generation: they can live in the config file."""
+    defaults = config_for(zoo)
+    assert (defaults.output_depth, defaults.input_budget, defaults.compact) == (0, 64_000, False)
+    toml = "output-depth = -1\ninput-budget = 0\ncompact = true\n"
+    from_file = config_for(zoo, toml)
+    assert (from_file.output_depth, from_file.input_budget, from_file.compact) == (-1, 0, True)
+    flags = config_for(zoo, toml, {"output_depth": 2, "input_budget": 1000, "compact": False})
+    assert (flags.output_depth, flags.input_budget, flags.compact) == (2, 1000, False)
+    out = zoo.parent / "out"
+    assert run(zoo, "-o", out).returncode == 0  # compact, from the file
+    assert "outputSchema" not in (out / "src/out/tools.json").read_text()
+    assert run(zoo, "-o", out, "--check").returncode == 0
+    assert run(zoo, "-o", out, "--check", "--no-compact").returncode == 1  # a flag still wins
+
+
 def test_spec_extensions_rename_retitle_describe_annotate_and_exclude(zoo: Path) -> None:
     tools = tools_of(config_for(zoo))
     assert "list_users" not in tools  # x-mcp-exclude: true
@@ -214,10 +230,17 @@ def test_unknown_key_in_pyproject_names_the_tool_table(zoo: Path, tmp_path: Path
 
 
 def test_bad_values_and_bad_rule_flags(zoo: Path) -> None:
-    (zoo.parent / "mcp-codegen.toml").write_text('timeout = "soon"\n[[rules]]\naction = "drop"\ntags = "x"\n')
+    (zoo.parent / "mcp-codegen.toml").write_text(
+        'timeout = "soon"\noutput-depth = -2\ninput-budget = 1.5\n[[rules]]\naction = "drop"\ntags = "x"\n'
+    )
     result = run(zoo, "-o", zoo.parent / "out")
     assert result.returncode == 2
     assert "mcp-codegen.toml#/timeout: 'timeout' must be a number of seconds" in result.stderr
+    assert (
+        "mcp-codegen.toml#/output-depth: 'output-depth' must be an integer >= -1 (-1 keeps all), got -2"
+        in result.stderr
+    )
+    assert "mcp-codegen.toml#/input-budget: 'input-budget' must be an integer, got float 1.5" in result.stderr
     assert "mcp-codegen.toml#/rules/0/action: 'action' must be 'include' or 'exclude'" in result.stderr
     (zoo.parent / "mcp-codegen.toml").unlink()
     flag = run(zoo, "-o", zoo.parent / "out", "--rule", "exclude colour=red")

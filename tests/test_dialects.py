@@ -186,7 +186,7 @@ def test_examples_are_summarized_in_the_description(three_one: dict[str, ToolSpe
 
 
 def test_one_of_and_discriminator_are_kept() -> None:
-    _, tools, _ = analyze(Config(spec=str(FIXTURES / "openapi31.yaml"), output_depth=None))  # full output schemas
+    _, tools, _ = analyze(Config(spec=str(FIXTURES / "openapi31.yaml"), output_depth=-1))  # full output schemas
     out = {t.name: t for t in tools}["get_shape"].output_schema
     assert out is not None
     shape = out["$defs"]["Shape"]

@@ -199,7 +199,7 @@ def test_circular_schemas_stay_finite(tmp_path: Path) -> None:
         },
         components={"schemas": {"Node": node}},
     )
-    _, listed, _ = analyze(Config(spec=str(write_spec(tmp_path, spec)), output_depth=None))  # full schemas
+    _, listed, _ = analyze(Config(spec=str(write_spec(tmp_path, spec)), output_depth=-1))  # full schemas
     tools = {t.name: t for t in listed}
     out = tools["tree"].output_schema
     assert out is not None

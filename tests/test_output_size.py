@@ -97,7 +97,7 @@ VALID = [  # each matches the full schema
 
 @pytest.mark.parametrize("depth", [0, 1, 2])
 def test_loosened_output_schema_accepts_every_valid_response(tmp_path: Path, depth: int) -> None:
-    full = tools_with(tmp_path, output_depth=None)
+    full = tools_with(tmp_path, output_depth=-1)
     cut = tools_with(tmp_path, output_depth=depth)
     for name in ("get_order", "list_orders"):
         strict, loose = full[name].output_schema, cut[name].output_schema
@@ -184,14 +184,14 @@ def create_order_spec() -> dict[str, Any]:
     return spec
 
 
-def create_order(tmp_path: Path, budget: int | None) -> tuple[ToolSpec, list[str]]:
+def create_order(tmp_path: Path, budget: int) -> tuple[ToolSpec, list[str]]:
     path = write_spec(tmp_path, create_order_spec())
     _, tools, problems = analyze(Config(spec=str(path), input_budget=budget))
     return next(t for t in tools if t.name == "create_order"), [str(p) for p in problems if "input-budget" in str(p)]
 
 
 def test_input_schema_over_budget_keeps_the_levels_that_fit_and_accepts_a_superset(tmp_path: Path) -> None:
-    full, none = create_order(tmp_path, None)
+    full, none = create_order(tmp_path, 0)  # 0: no limit
     assert none == [] and set(full.input_schema["$defs"]) == {"Address", "Country", "Customer", "Line"}
     level1 = sum(len(json.dumps(full.input_schema["$defs"][n], separators=(",", ":"))) for n in ("Customer", "Line"))
     cut, warned = create_order(tmp_path, level1 + 10)  # Customer and Line fit; Address (and Country) do not
@@ -236,7 +236,6 @@ def test_the_largest_corpus_document_generates_quickly_and_small() -> None:
     listed = [t.to_json() for t in tools]
     assert len(json.dumps(listed, separators=(",", ":"))) < 60e6
     budget = Config(spec="").input_budget
-    assert budget is not None
     for tool in listed:
         defs = tool["inputSchema"].get("$defs", {})
         assert len(json.dumps(defs, separators=(",", ":"), ensure_ascii=False)) < 4 * budget, tool["name"]
