@@ -7,6 +7,7 @@ with an error, and everything else goes on.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any, cast
@@ -234,7 +235,8 @@ class _Normalizer:
         so its `name=value` pairs fix the declared parameter of that name (header, query or cookie) to that value;
         a pair that names no parameter only tells the keys apart. The key's own query is sent as written, so the
         query parameters it names are not arguments either. Accept and Content-Type header parameters are never
-        arguments (OpenAPI ignores them); one that declares a single value sends it as a fixed header.
+        arguments (OpenAPI ignores them); one that declares a single value sends it as a fixed header. Nor is a
+        required parameter whose schema allows exactly one value (AWS's `Version=2011-06-15`): it is always sent.
         """
         fixed: list[tuple[str, str, str]] = []
         dropped: set[tuple[str, str]] = set()
@@ -269,8 +271,38 @@ class _Normalizer:
                     param.at,
                 )
                 fixed.append(("header", param.name, single))
+        for param in params:  # a required parameter that allows one value is not a choice to offer
+            if param.required and param.location in sendable and (param.name, param.location) not in dropped:
+                only = self.only_value(param)
+                if only is not None:
+                    fixed.append((param.location, param.name, only))
+                    dropped.add((param.name, param.location))
         kept = tuple(p for p in params if (p.name, p.location) not in dropped)
         return kept, tuple(fixed)
+
+    def only_value(self, param: Parameter) -> str | None:
+        """The value of a scalar parameter whose schema allows exactly one (a one-value `enum`, or `const`), as sent."""
+        if param.schema is None or param.content_type is not None:
+            return None
+        try:
+            schema, _ = self.resolver.resolve(param.schema.node, param.schema.at)
+        except RefError:
+            return None
+        if not isinstance(schema, dict) or schema.get("nullable") is True:
+            return None
+        values = schema["enum"] if isinstance(schema.get("enum"), list) else None
+        if "const" in schema:
+            values = [schema["const"]]
+        if values is None or len(values) != 1:
+            return None
+        value = values[0]
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, (int, float)):
+            return json.dumps(value)
+        if isinstance(value, str) and value.isprintable():
+            return value
+        return None
 
     def single_value(self, param: Parameter) -> str | None:
         """The one value a parameter can take: a one-value enum, const, default or example (schema or parameter)."""
