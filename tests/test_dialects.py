@@ -33,6 +33,18 @@ def tools_of(spec: Path | str) -> dict[str, ToolSpec]:
     return {t.name: t for t in tools}
 
 
+def post_x_spec(body: Any, parameters: list[Any] | None = None, **extra: Any) -> dict[str, Any]:
+    """A 3.0 document with one operation, `POST /x` (tool `post_x`), taking `body` as its JSON request body."""
+    operation: dict[str, Any] = {
+        "operationId": "postX",
+        "requestBody": {"content": {"application/json": {"schema": body}}},
+        "responses": {"204": {"description": "ok"}},
+    }
+    if parameters is not None:
+        operation["parameters"] = parameters
+    return mini_spec({"/x": {"post": operation}}, **extra)
+
+
 # -- Swagger 2.0 ----------------------------------------------------------------------------------------------
 def test_swagger2_security_definitions_become_security_schemes() -> None:
     api, _, _ = analyze(Config(spec=str(FIXTURES / "swagger2.yaml")))
@@ -246,18 +258,7 @@ def test_30_nullable_all_of_and_int64(tmp_path: Path) -> None:
             "count": {"type": "integer", "format": "int64", "nullable": True, "example": 3},
         },
     }
-    spec = mini_spec(
-        {
-            "/x": {
-                "post": {
-                    "operationId": "postX",
-                    "requestBody": {"content": {"application/json": {"schema": body}}},
-                    "responses": {"204": {"description": "ok"}},
-                }
-            }
-        },
-        components={"schemas": schemas},
-    )
+    spec = post_x_spec(body, components={"schemas": schemas})
     props = tools_of(write_spec(tmp_path, spec))["post_x"].input_schema["properties"]
     assert props["merged"] == {
         "type": "object",
@@ -297,18 +298,7 @@ def test_all_of_with_references_is_merged_where_safe(tmp_path: Path) -> None:
             "loop": {"$ref": "#/components/schemas/Loop"},
         },
     }
-    spec = mini_spec(
-        {
-            "/x": {
-                "post": {
-                    "operationId": "postX",
-                    "requestBody": {"content": {"application/json": {"schema": body}}},
-                    "responses": {"204": {"description": "ok"}},
-                }
-            }
-        },
-        components={"schemas": schemas},
-    )
+    spec = post_x_spec(body, components={"schemas": schemas})
     schema = tools_of(write_spec(tmp_path, spec))["post_x"].input_schema
     props = schema["properties"]
     assert props["extended"] == {  # Base taken by value; its own description is not copied
@@ -335,17 +325,7 @@ def test_all_of_that_no_value_satisfies_is_reported_and_loosened(tmp_path: Path)
         },
         "required": ["impossible"],
     }
-    spec = mini_spec(
-        {
-            "/x": {
-                "post": {
-                    "operationId": "postX",
-                    "requestBody": {"content": {"application/json": {"schema": body}}},
-                    "responses": {"204": {"description": "ok"}},
-                }
-            }
-        }
-    )
+    spec = post_x_spec(body)
     path = write_spec(tmp_path, spec)
     props = tools_of(path)["post_x"].input_schema["properties"]
     assert props["impossible"] == {"description": "d"}
@@ -374,19 +354,7 @@ def test_schema_examples_are_summarized_after_the_specs_own(tmp_path: Path) -> N
         {"name": "q", "in": "query", "example": "from-parameter", "schema": {"type": "string", "example": "s"}},
         {"name": "page", "in": "query", "schema": {"type": "integer", "example": 2}},
     ]
-    spec = mini_spec(
-        {
-            "/x": {
-                "post": {
-                    "operationId": "postX",
-                    "parameters": parameters,
-                    "requestBody": {"content": {"application/json": {"schema": body}}},
-                    "responses": {"204": {"description": "ok"}},
-                }
-            }
-        },
-        components={"schemas": schemas},
-    )
+    spec = post_x_spec(body, parameters=parameters, components={"schemas": schemas})
     tool = tools_of(write_spec(tmp_path, spec))["post_x"]
     summary = 'Example arguments: {"name": "lamp", "page": 2, "q": "from-parameter", "size": 3}'
     assert tool.description.endswith(summary)
@@ -541,17 +509,7 @@ def test_odd_operation_ids_give_readable_unique_tool_names(tmp_path: Path) -> No
 def test_a_type_that_is_not_a_type_name_is_reported_not_a_crash(tmp_path: Path) -> None:
     """codat.io/accounting.json has `type: {description, enum, type}` (a schema where a type name belongs)."""
     body = {"type": "object", "properties": {"kind": {"type": {"type": "string", "enum": ["a"]}}}}
-    spec = mini_spec(
-        {
-            "/x": {
-                "post": {
-                    "operationId": "postX",
-                    "requestBody": {"content": {"application/json": {"schema": body}}},
-                    "responses": {"204": {"description": "ok"}},
-                }
-            }
-        }
-    )
+    spec = post_x_spec(body)
     path = write_spec(tmp_path, spec)
     assert tools_of(path)["post_x"].input_schema["properties"]["kind"] == {}
     problems = analyze(Config(spec=str(path), validate=False))[2]
@@ -567,20 +525,7 @@ def test_a_property_named_mapping_keeps_its_definitions(tmp_path: Path) -> None:
         },
         "Mapping": {"type": "object", "properties": {"key": {"type": "string"}}},
     }
-    spec = mini_spec(
-        {
-            "/x": {
-                "post": {
-                    "operationId": "postX",
-                    "requestBody": {
-                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Stream"}}}
-                    },
-                    "responses": {"204": {"description": "ok"}},
-                }
-            }
-        },
-        components={"schemas": schemas},
-    )
+    spec = post_x_spec({"$ref": "#/components/schemas/Stream"}, components={"schemas": schemas})
     schema = tools_of(write_spec(tmp_path, spec))["post_x"].input_schema
     assert schema["properties"]["mapping"]["items"] == {"$ref": "#/$defs/Mapping"}
     assert "Mapping" in schema["$defs"]
