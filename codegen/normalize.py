@@ -282,12 +282,9 @@ class _Normalizer:
 
     def only_value(self, param: Parameter) -> str | None:
         """The value of a scalar parameter whose schema allows exactly one (a one-value `enum`, or `const`), as sent."""
-        if param.schema is None or param.content_type is not None:
+        if param.content_type is not None:
             return None
-        try:
-            schema, _ = self.resolver.resolve(param.schema.node, param.schema.at)
-        except RefError:
-            return None
+        schema = self.param_schema(param)
         if not isinstance(schema, dict) or schema.get("nullable") is True:
             return None
         values = schema["enum"] if isinstance(schema.get("enum"), list) else None
@@ -304,14 +301,19 @@ class _Normalizer:
             return value
         return None
 
+    def param_schema(self, param: Parameter) -> Any:
+        """A parameter's schema with its `$ref` followed ({} when it has none or the reference is broken)."""
+        if param.schema is None:
+            return {}
+        try:
+            schema, _ = self.resolver.resolve(param.schema.node, param.schema.at)
+        except RefError:
+            return {}
+        return schema
+
     def single_value(self, param: Parameter) -> str | None:
         """The one value a parameter can take: a one-value enum, const, default or example (schema or parameter)."""
-        schema: Any = {}
-        if param.schema is not None:
-            try:
-                schema, _ = self.resolver.resolve(param.schema.node, param.schema.at)
-            except RefError:
-                schema = {}
+        schema = self.param_schema(param)
         candidates: list[Any] = []
         if isinstance(schema, dict):
             if isinstance(schema.get("enum"), list) and len(schema["enum"]) == 1:

@@ -650,7 +650,7 @@ def _output(
     return None, False
 
 
-def loosen(schema: dict[str, Any], defs: Mapping[str, Any], depth: int) -> tuple[dict[str, Any], dict[str, Any]]:
+def loosen(schema: dict[str, Any], defs: Definitions, depth: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """`schema` and its `defs` cut `depth` $ref hops below the root, without annotations (see _output).
 
     A definition's distance is the fewest $ref hops from the root (breadth first); references to
@@ -663,7 +663,7 @@ def loosen(schema: dict[str, Any], defs: Mapping[str, Any], depth: int) -> tuple
         if not isinstance(node, dict):
             return node
         ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[len("#/$defs/") :] not in kept:
+        if isinstance(ref, str) and _names_cut(ref, kept):
             return _loose(defs.get(ref[len("#/$defs/") :]))
         out: dict[str, Any] = {}
         for key, value in node.items():
@@ -681,7 +681,7 @@ def loosen(schema: dict[str, Any], defs: Mapping[str, Any], depth: int) -> tuple
 
 
 def fit_budget(
-    schema: dict[str, Any], defs: Mapping[str, Any], budget: int | None
+    schema: dict[str, Any], defs: Definitions, budget: int | None
 ) -> tuple[dict[str, Any], dict[str, Any], int | None]:
     """An input schema, the definitions it uses, and the $ref depth they were cut at (None: not cut).
 
@@ -690,12 +690,11 @@ def fit_budget(
     and description alone. The server then accepts more there and the upstream API judges the rest: a tool
     whose schema runs to megabytes (a large API's entity graph) is no use to a model either."""
     distance = reach(schema, defs)
-    size = defs.size if isinstance(defs, Definitions) else lambda name: len(json.dumps(defs[name]))
-    if budget is None or sum(size(name) for name in distance) <= budget:
+    if budget is None or sum(defs.size(name) for name in distance) <= budget:
         return schema, {name: defs[name] for name in sorted(distance)}, None
     by_level: Counter[int] = Counter()
     for name, hops in distance.items():
-        by_level[hops] += size(name)
+        by_level[hops] += defs.size(name)
     depth, total = 1, by_level[1]
     while depth + 1 in by_level and total + by_level[depth + 1] <= budget:
         depth += 1
@@ -739,9 +738,8 @@ def _loose(target: Any) -> dict[str, Any]:
     return {"type": target["type"]} if isinstance(target, dict) and "type" in target else {}
 
 
-def reach(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int | None = None) -> dict[str, int]:
+def reach(schema: Mapping[str, Any], defs: Definitions, depth: int | None = None) -> dict[str, int]:
     """The definitions `schema` reaches (within `depth` $ref hops, if given): name -> fewest hops."""
-    refs = defs.refs if isinstance(defs, Definitions) else lambda name: frozenset(refs_in(defs[name]))
     distance: dict[str, int] = {}
     frontier = set(refs_in(schema))
     hops = 1
@@ -750,7 +748,7 @@ def reach(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int | None 
         for name in frontier:
             if name in defs:
                 distance[name] = hops
-                found |= refs(name)
+                found |= defs.refs(name)
         frontier = found - distance.keys()
         hops += 1
     return distance
@@ -764,6 +762,6 @@ def _plain_object(schema: Mapping[str, Any]) -> bool:
     )
 
 
-def prune_defs(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
+def prune_defs(schema: Mapping[str, Any], defs: Definitions) -> dict[str, Any]:
     """Only the definitions reachable from `schema` (its own `$defs` excluded), sorted by name."""
     return {name: defs[name] for name in sorted(reach(schema, defs))}
