@@ -171,6 +171,12 @@ def _python_string(value: str) -> str:
     return repr(value)
 
 
+# parts included by a template above (each overridable by its path in the templates folder)
+PARTS: tuple[tuple[str, str], ...] = tuple(
+    (f"server/{part}.py.jinja", "src/{package}/server.py (part)") for part in ("catalog", "dispatch", "http", "cli")
+)
+
+
 def describe_templates() -> Mapping[str, str]:
     """Template file name -> generated path, for --help and the README."""
-    return dict(FILES)
+    return dict(FILES + PARTS)
