@@ -17,14 +17,14 @@ import typer
 from typer.core import TyperGroup
 
 from . import __version__
-from .clients import client_setup, format_snippets
+from .emit.clients import client_setup, format_snippets
 from .config import Config
 from .configfile import build_config
-from .diff import diff_tools, tool_summary
+from .surface.diff import diff_tools, tool_summary
 from .pipeline import Result, analyze, generate
 from .problems import Level, Problem, has_errors, sort_key
-from .render import describe_templates, slug
-from .write import check, write
+from .emit.render import describe_templates, slug
+from .emit.write import check, write
 
 MAX_WARNINGS = 30  # printed without --verbose
 

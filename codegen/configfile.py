@@ -18,7 +18,7 @@ from typing import Any, cast
 from urllib.parse import urlparse
 
 from .config import ANNOTATION_KEYS, Action, Config, Override, Rule
-from .model import METHODS
+from .spec.model import METHODS
 from .problems import Problem, error, join
 
 CONFIG_NAME = "mcp-codegen.toml"

@@ -11,20 +11,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import __version__
-from .clients import client_setup
+from .emit.clients import client_setup
 from .config import Config
-from .format import format_files
-from .load import load
-from .model import Api
-from .normalize import normalize
+from .emit.format import format_files
+from .spec.load import load
+from .spec.model import Api
+from .spec.normalize import normalize
 from .problems import Problem, error, has_errors
-from .refs import Resolver
-from .render import Project, render, slug
-from .select import apply_overrides, select_operations
-from .tools import ToolSpec, map_tools
-from .upgrade import PointerMap, is_swagger2, upgrade
-from .validate import validate
-from .write import with_manifest
+from .spec.refs import Resolver
+from .emit.render import Project, render, slug
+from .surface.select import apply_overrides, select_operations
+from .surface.tools import ToolSpec, map_tools
+from .spec.upgrade import PointerMap, is_swagger2, upgrade
+from .spec.validate import validate
+from .emit.write import with_manifest
 
 
 @dataclass(frozen=True)

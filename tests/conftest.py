@@ -12,7 +12,7 @@ import yaml
 
 from codegen.config import Config
 from codegen.pipeline import Result, generate
-from codegen.write import write
+from codegen.emit.write import write
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"

@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
-from codegen import __version__, pipeline, render
+from codegen import __version__, pipeline
+from codegen.emit import render
 from codegen.config import Config
-from codegen.write import MANIFEST
+from codegen.emit.write import MANIFEST
 
 from conftest import PETSTORE, ROOT
 

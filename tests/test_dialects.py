@@ -14,11 +14,11 @@ import jsonschema
 import pytest
 
 from codegen.config import Config
-from codegen.load import load
+from codegen.spec.load import load
 from codegen.pipeline import analyze, generate
 from codegen.problems import Level
-from codegen.tools import ToolSpec, arg_keys
-from codegen.upgrade import upgrade
+from codegen.surface.tools import ToolSpec, arg_keys
+from codegen.spec.upgrade import upgrade
 from conftest import FIXTURES, mini_spec, write_spec
 from support.recorder import Reply, Upstream, recording_upstream
 

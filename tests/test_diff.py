@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from codegen.config import Config
-from codegen.diff import diff_tools
+from codegen.surface.diff import diff_tools
 from codegen.pipeline import analyze
 from conftest import FIXTURES, PETSTORE, write_spec
 from test_cli import run

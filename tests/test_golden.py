@@ -6,7 +6,7 @@ from pathlib import Path
 
 from codegen.config import Config
 from codegen.pipeline import generate
-from codegen.write import check
+from codegen.emit.write import check
 from conftest import PETSTORE, ROOT
 
 GOLDEN = ROOT / "tests" / "golden" / "petstore"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen.load import load, to_uri
+from codegen.spec.load import load, to_uri
 
 
 def test_yaml_keeps_dates_as_strings_and_int_keys_as_text(tmp_path: Path) -> None:

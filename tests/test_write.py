@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codegen.write import MANIFEST, check, with_manifest, write
+from codegen.emit.write import MANIFEST, check, with_manifest, write
 
 
 def tree(version: str = "1", **files: str) -> dict[str, str]:

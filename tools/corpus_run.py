@@ -5,7 +5,7 @@
     tools/corpus-run path/to/spec.json other.yaml              # explicit documents
     tools/corpus-run --calls --max-ops 30 --sample 30 --seed calls   # call tools against a Prism mock (--calls)
 
-For each spec, in a worker process: codegen.pipeline.generate (in-process) + codegen.write.write into a temporary
+For each spec, in a worker process: codegen.pipeline.generate (in-process) + codegen.emit.write.write into a temporary
 folder; then the generated server runs as a subprocess over stdio (this Python, PYTHONPATH=<out>/src,
 `-m <package>`), and the official MCP client lists its tools (all pages). Checks: no exception in the generator, no
 traceback on the server's stderr, the generated package's dependencies installed in this Python (the server runs
@@ -112,7 +112,7 @@ def generate_into(spec: str, out: Path, result: Outcome, validate: bool | None =
     from codegen.config import Config
     from codegen.pipeline import generate
     from codegen.problems import Level
-    from codegen.write import write
+    from codegen.emit.write import write
 
     if validate is None:
         validate = os.path.getsize(spec) <= BIG_BYTES

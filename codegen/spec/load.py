@@ -18,7 +18,7 @@ from urllib.request import url2pathname
 
 import yaml
 
-from .problems import Problem, error
+from ..problems import Problem, error
 
 MAX_DOCUMENTS = 500  # external documents followed at most, so a ref cycle across URLs ends
 URL_TIMEOUT = 30.0

@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import urldefrag, urljoin, urlparse
 
 from .load import Documents
-from .problems import Problem, join, warning
+from ..problems import Problem, join, warning
 from .refs import Ref, RefError, Resolver
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch")

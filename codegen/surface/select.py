@@ -15,11 +15,11 @@ from dataclasses import replace
 from fnmatch import fnmatchcase
 from typing import Any
 
-from .config import ANNOTATION_KEYS, Config, Override, Rule
-from .configfile import TOOL_NAME
-from .model import Api, Operation
-from .problems import Level, Problem
-from .refs import Resolver
+from ..config import ANNOTATION_KEYS, Config, Override, Rule
+from ..configfile import TOOL_NAME
+from ..spec.model import Api, Operation
+from ..problems import Level, Problem
+from ..spec.refs import Resolver
 from .tools import ToolSpec
 
 EXTENSIONS = ("x-mcp-name", "x-mcp-title", "x-mcp-description", "x-mcp-annotations", "x-mcp-exclude")

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import black
 
-from .problems import Problem, error
+from ..problems import Problem, error
 
 MODE = black.Mode()
 

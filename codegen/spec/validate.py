@@ -12,7 +12,7 @@ from typing import Any
 
 from openapi_spec_validator import OpenAPIV2SpecValidator, OpenAPIV30SpecValidator, OpenAPIV31SpecValidator
 
-from .problems import Level, Problem, join
+from ..problems import Level, Problem, join
 
 MAX_FINDINGS = 200  # a broken generator of specs can produce thousands; the first ones tell the story
 

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
 
 from .load import Documents
-from .problems import Level, Problem, join, unescape
+from ..problems import Level, Problem, join, unescape
 
 MAX_CHAIN = 64  # a $ref to a $ref to ... longer than this is treated as a cycle
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .problems import Problem, error
+from ..problems import Problem, error
 
 MANIFEST = ".mcp-codegen.json"
 DIFF_LINES = 40  # lines of diff shown per changed file in --check output

@@ -26,7 +26,7 @@ from .model import (
     Security,
     SecurityScheme,
 )
-from .problems import Level, Problem
+from ..problems import Level, Problem
 from .refs import Ref, RefError, Resolver
 
 LOCATIONS: tuple[Location, ...] = ("path", "query", "header", "cookie")

@@ -16,10 +16,10 @@ from typing import Any
 
 import jinja2
 
-from . import __version__
-from .model import Api
-from .problems import Problem, error
-from .tools import ToolSpec
+from .. import __version__
+from ..spec.model import Api
+from ..problems import Problem, error
+from ..surface.tools import ToolSpec
 
 # template file name -> generated path ({package} is the import package)
 FILES: tuple[tuple[str, str], ...] = (
@@ -47,9 +47,9 @@ FILES: tuple[tuple[str, str], ...] = (
 
 def builtin_templates() -> Path:
     """The templates shipped in the wheel (codegen/templates) or, from a source tree, ./templates."""
-    here = Path(__file__).resolve().parent
-    packaged = here / "templates"
-    return packaged if packaged.is_dir() else here.parent / "templates"
+    package = Path(__file__).resolve().parents[1]
+    packaged = package / "templates"
+    return packaged if packaged.is_dir() else package.parent / "templates"
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,9 +17,9 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Literal, TypeGuard
 
-from .model import Dialect, Schema
-from .problems import Level, Problem
-from .refs import Ref, RefError, Resolver
+from ..spec.model import Dialect, Schema
+from ..problems import Level, Problem
+from ..spec.refs import Ref, RefError, Resolver
 
 Direction = Literal["input", "output"]
 JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "array", "object", "null"})

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import naming
-from .model import Api, Body, Operation, Parameter, Response
-from .normalize import json_media_rank
-from .problems import Level, Problem
-from .refs import Ref, Resolver
+from ..spec.model import Api, Body, Operation, Parameter, Response
+from ..spec.normalize import json_media_rank
+from ..problems import Level, Problem
+from ..spec.refs import Ref, Resolver
 from .schemas import Definitions, SchemaConverter, refs_in
 
 # method -> (readOnlyHint, destructiveHint, idempotentHint)
