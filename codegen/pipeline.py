@@ -21,7 +21,8 @@ from .problems import Problem, error, has_errors
 from .spec.refs import Resolver
 from .emit.render import Project, render, slug
 from .surface.select import apply_overrides, select_operations
-from .surface.tools import ToolSpec, map_tools
+from .surface.plans import ToolSpec
+from .surface.tools import map_tools
 from .spec.upgrade import PointerMap, is_swagger2, upgrade
 from .spec.validate import validate
 from .emit.write import with_manifest

@@ -17,7 +17,8 @@ from codegen.config import Config
 from codegen.spec.load import load
 from codegen.pipeline import analyze, generate
 from codegen.problems import Level
-from codegen.surface.tools import ToolSpec, arg_keys
+from codegen.surface.inputs import arg_keys
+from codegen.surface.plans import ToolSpec
 from codegen.spec.upgrade import upgrade
 from conftest import FIXTURES, mini_spec, write_spec
 from support.recorder import Reply, Upstream, recording_upstream

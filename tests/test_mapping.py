@@ -12,7 +12,7 @@ import pytest
 from codegen.config import Config
 from codegen.pipeline import analyze
 from codegen.problems import Level
-from codegen.surface.tools import ToolSpec
+from codegen.surface.plans import ToolSpec
 from conftest import PETSTORE, mini_spec, write_spec
 
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")

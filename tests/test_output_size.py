@@ -15,7 +15,7 @@ import pytest
 
 from codegen.config import Config
 from codegen.pipeline import analyze
-from codegen.surface.tools import ToolSpec
+from codegen.surface.plans import ToolSpec
 from conftest import mini_spec, write_spec
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -19,7 +19,7 @@ import jinja2
 from .. import __version__
 from ..spec.model import Api
 from ..problems import Problem, error
-from ..surface.tools import ToolSpec
+from ..surface.plans import ToolSpec
 
 # template file name -> generated path ({package} is the import package)
 FILES: tuple[tuple[str, str], ...] = (

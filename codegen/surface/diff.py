@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .tools import ToolSpec
+from .plans import ToolSpec
 
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 # an annotation change that makes a tool riskier than a client was told: breaking

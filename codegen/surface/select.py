@@ -20,7 +20,7 @@ from ..configfile import TOOL_NAME
 from ..spec.model import Api, Operation
 from ..problems import Level, Problem
 from ..spec.refs import Resolver
-from .tools import ToolSpec
+from .plans import ToolSpec
 
 EXTENSIONS = ("x-mcp-name", "x-mcp-title", "x-mcp-description", "x-mcp-annotations", "x-mcp-exclude")
 

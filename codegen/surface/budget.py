@@ -1,0 +1,134 @@
+"""Size budgets for schemas: which `$defs` a schema reaches, and cutting them to fit.
+
+Cutting only ever loosens: a reference to a definition that is cut becomes its `type` alone (or `{}`), which
+accepts every value the full definition accepted. Output schemas are cut at a $ref depth (`loosen`), input
+schemas at a size budget in characters of compact JSON (`fit_budget`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from .schemas import Definitions, refs_in
+
+OUTPUT_DEPTH = 0  # default: definitions more than this many $ref hops below an output schema become loose
+INPUT_BUDGET = 64_000  # default: characters of an input schema's definitions before deeper ones become loose
+# Output-schema keywords that never change which responses validate (annotations), dropped to keep
+# tools/list small; `discriminator` is an annotation in 2020-12 and its mapping would name dropped defs.
+OUTPUT_ANNOTATIONS = frozenset(
+    {"examples", "default", "title", "deprecated", "readOnly", "writeOnly", "discriminator", "$comment"}
+)
+# Keywords whose subschemas constrain in reverse (or conditionally): loosening inside them could reject
+# valid responses, so a loosened output schema drops them, which only accepts more.
+OUTPUT_CONTRAVARIANT = frozenset({"not", "if", "then", "else"})
+
+
+def loosen(schema: dict[str, Any], defs: Definitions, depth: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`schema` and its `defs` cut `depth` $ref hops below the root, without annotations (see outputs.build_output).
+
+    A definition's distance is the fewest $ref hops from the root (breadth first); references to
+    definitions farther than `depth` become `{"type": <its type>}` (or `{}`), which accepts a superset."""
+    kept = set(reach(schema, defs, depth))
+
+    def cut(node: Any, level: int) -> Any:  # level: 0 = the root, 1 = its properties; descriptions below go
+        if isinstance(node, list):
+            return [cut(v, level) for v in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and _names_cut(ref, kept):
+            return _loose(defs.get(ref[len("#/$defs/") :]))
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in OUTPUT_ANNOTATIONS or key in OUTPUT_CONTRAVARIANT or (key == "description" and level > 1):
+                continue
+            if key in ("properties", "patternProperties", "dependentSchemas") and isinstance(value, dict):
+                out[key] = {k: cut(v, level + 1) for k, v in value.items()}
+            elif key in ("enum", "const", "required", "dependentRequired"):
+                out[key] = value
+            else:
+                out[key] = cut(value, level + 2)
+        return out
+
+    return cut(schema, 0), {name: cut(defs[name], 2) for name in sorted(kept)}
+
+
+def fit_budget(
+    schema: dict[str, Any], defs: Definitions, budget: int | None
+) -> tuple[dict[str, Any], dict[str, Any], int | None]:
+    """An input schema, the definitions it uses, and the $ref depth they were cut at (None: not cut).
+
+    When the definitions, as compact JSON, exceed `budget` characters, only those at most N $ref hops from
+    the root are kept, N the largest that fits (at least 1); a reference to a farther one becomes its type
+    and description alone. The server then accepts more there and the upstream API judges the rest: a tool
+    whose schema runs to megabytes (a large API's entity graph) is no use to a model either."""
+    distance = reach(schema, defs)
+    if budget is None or sum(defs.size(name) for name in distance) <= budget:
+        return schema, {name: defs[name] for name in sorted(distance)}, None
+    by_level: Counter[int] = Counter()
+    for name, hops in distance.items():
+        by_level[hops] += defs.size(name)
+    depth, total = 1, by_level[1]
+    while depth + 1 in by_level and total + by_level[depth + 1] <= budget:
+        depth += 1
+        total += by_level[depth]
+    kept = {name for name, hops in distance.items() if hops <= depth}
+
+    def cut(node: Any) -> Any:
+        if isinstance(node, list):
+            return [cut(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and _names_cut(ref, kept):
+            target = defs.get(ref[len("#/$defs/") :])
+            out = {**_loose(target), **{k: cut(v) for k, v in node.items() if k != "$ref"}}
+            if isinstance(target, dict) and isinstance(target.get("description"), str):
+                out.setdefault("description", target["description"])
+            return out
+        out = {}
+        for key, value in node.items():
+            if key in ("enum", "const", "default", "examples"):
+                out[key] = value
+            elif key == "discriminator" and isinstance(value, dict) and isinstance(value.get("mapping"), dict):
+                mapping = {k: v for k, v in value["mapping"].items() if not _names_cut(v, kept)}
+                out[key] = (
+                    {**value, "mapping": mapping} if mapping else {k: v for k, v in value.items() if k != "mapping"}
+                )
+            else:
+                out[key] = cut(value)
+        return out
+
+    return cut(schema), {name: cut(defs[name]) for name in sorted(kept)}, depth
+
+
+def _names_cut(ref: Any, kept: set[str]) -> bool:
+    return isinstance(ref, str) and ref.startswith("#/$defs/") and ref[len("#/$defs/") :] not in kept
+
+
+def _loose(target: Any) -> dict[str, Any]:
+    """What stands for a cut definition: its own `type`, which holds for every value it accepts, or {}."""
+    return {"type": target["type"]} if isinstance(target, dict) and "type" in target else {}
+
+
+def reach(schema: Mapping[str, Any], defs: Definitions, depth: int | None = None) -> dict[str, int]:
+    """The definitions `schema` reaches (within `depth` $ref hops, if given): name -> fewest hops."""
+    distance: dict[str, int] = {}
+    frontier = set(refs_in(schema))
+    hops = 1
+    while frontier and (depth is None or hops <= depth):
+        found: set[str] = set()
+        for name in frontier:
+            if name in defs:
+                distance[name] = hops
+                found |= defs.refs(name)
+        frontier = found - distance.keys()
+        hops += 1
+    return distance
+
+
+def prune_defs(schema: Mapping[str, Any], defs: Definitions) -> dict[str, Any]:
+    """Only the definitions reachable from `schema` (its own `$defs` excluded), sorted by name."""
+    return {name: defs[name] for name in sorted(reach(schema, defs))}

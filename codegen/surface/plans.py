@@ -1,0 +1,106 @@
+"""The tool definition: what the rest of the generator (and the generated server) gets from the surface.
+
+`ToolSpec` is the contract between understanding the spec and emitting code: templates receive ToolSpecs
+(and the IR's API-level facts), never the spec. `RequestPlan` is everything the generated server needs to
+turn a tool's arguments back into the exact HTTP request the spec describes (routes.json): for each argument,
+its wire name, location and serialization; the body's media type; the Accept type; the security alternatives
+and fixed values sent with every request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..spec.model import Operation
+
+
+@dataclass(frozen=True, slots=True)
+class ArgPlan:
+    arg: str  # the argument key in inputSchema
+    name: str  # the name on the wire
+    location: str  # path | query | header | cookie | body (a property of a flattened body)
+    style: str = ""
+    explode: bool = False
+    allow_reserved: bool = False
+    content_type: str | None = None  # parameters declared with `content` are serialized as this
+    file: bool = False  # a multipart file part: the argument is {"content": base64, "filename"?, "contentType"?}
+    nullable: bool = False  # a JSON body property whose schema allows null: an explicit null is sent as null
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"arg": self.arg, "name": self.name, "in": self.location}
+        if self.location != "body" or self.style:
+            data.update(style=self.style, explode=self.explode)
+        if self.file:
+            data["file"] = True
+        if self.nullable:
+            data["nullable"] = True
+        if self.allow_reserved:
+            data["allowReserved"] = True
+        if self.content_type:
+            data["contentType"] = self.content_type
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class BodyPlan:
+    media_type: str
+    arg: str | None  # the argument holding the whole body; None when its properties are arguments
+    required: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mediaType": self.media_type, "arg": self.arg, "required": self.required}
+
+
+@dataclass(frozen=True, slots=True)
+class RequestPlan:
+    method: str
+    path: str
+    args: tuple[ArgPlan, ...]
+    body: BodyPlan | None
+    accept: str | None
+    wrap_result: bool  # the structured result is {"result": <response>} (non-object response schema)
+    # alternatives (OR) of requirements (AND): scheme key -> scopes; () = no authentication
+    security: tuple[tuple[tuple[str, tuple[str, ...]], ...], ...] = ()
+    fixed: tuple[tuple[str, str, str], ...] = ()  # (header | query | cookie, name, value) sent with every request
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "method": self.method,
+            "path": self.path,
+            "args": [a.to_json() for a in self.args],
+            "body": self.body.to_json() if self.body else None,
+            "accept": self.accept,
+            "wrapResult": self.wrap_result,
+        }
+        if self.security:
+            data["security"] = [{key: list(scopes) for key, scopes in alt} for alt in self.security]
+        if self.fixed:
+            data["fixed"] = [{"in": location, "name": name, "value": value} for location, name, value in self.fixed]
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    title: str
+    description: str
+    input_schema: Mapping[str, Any]
+    output_schema: Mapping[str, Any] | None
+    annotations: Mapping[str, Any]
+    plan: RequestPlan
+    operation: Operation
+
+    def to_json(self) -> dict[str, Any]:
+        """The tool exactly as tools/list sends it."""
+        data: dict[str, Any] = {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+        }
+        if self.output_schema is not None:
+            data["outputSchema"] = self.output_schema
+        data["annotations"] = self.annotations
+        return data
