@@ -15,7 +15,7 @@ from typing import Any
 
 from ..problems import Level, Problem
 from ..spec.model import Operation, Parameter
-from ..spec.normalize import json_media_rank
+from ..spec.media import json_media_rank
 from ..spec.refs import Ref
 from . import naming
 from .budget import INPUT_BUDGET, fit_budget

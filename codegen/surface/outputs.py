@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..spec.model import Operation
-from ..spec.normalize import json_media_rank
+from ..spec.media import json_media_rank
 from .budget import OUTPUT_DEPTH, loosen, prune_defs
 from .schemas import SchemaConverter
 

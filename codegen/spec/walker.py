@@ -1,0 +1,49 @@
+"""The base of the normalizer: the document, the resolver, and how problems are reported.
+
+Each part of the spec (servers and security, parameters, bodies, responses) is read by a mixin of its own
+module on top of `Walker`; `normalize._Normalizer` combines them and walks the paths.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..problems import Level, Problem
+from .refs import Ref, RefError, Resolver
+
+
+class Skip(Exception):
+    """The operation cannot be used; the problem says why."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+class Walker:
+    """Shared state of one normalization: the document, its resolver and the problems found so far."""
+
+    def __init__(self, document: dict[str, Any], resolver: Resolver) -> None:
+        self.doc = document
+        self.resolver = resolver
+        self.root = resolver.root
+        self.problems: list[Problem] = []
+        self._warned_security: set[str] = set()  # pointers of requirements already reported
+
+    def warn(self, message: str, at: Ref) -> None:
+        self.problems.append(self.resolver.problem(Level.WARNING, message, at))
+
+    def skip(self, message: str, at: Ref) -> Skip:
+        return Skip(self.resolver.problem(Level.ERROR, message, at))
+
+    def deref(self, node: Any, at: Ref, what: str) -> tuple[Any, Ref]:
+        try:
+            return self.resolver.resolve(node, at)
+        except RefError as exc:
+            raise self.skip(f"{what}: {exc}", exc.at) from None
+
+
+def text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else str(value)
