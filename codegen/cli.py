@@ -11,15 +11,17 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import typer
 from typer.core import TyperGroup
 
-from . import __version__
+from . import __version__, options
 from .emit.clients import client_setup, format_snippets
 from .config import Config
 from .configfile import build_config
+from .options import CONFIG_HELP
 from .surface.diff import diff_tools, tool_summary
 from .pipeline import Result, analyze, generate
 from .problems import Level, Problem, has_errors, sort_key
@@ -66,111 +68,26 @@ def main_callback(
     """Generate MCP servers from OpenAPI documents."""
 
 
-CONFIG_HELP = "Config file: a pyproject.toml (\\[tool.mcp-codegen]) or a mcp-codegen.toml. Default: mcp-codegen.toml next to the spec, else ./pyproject.toml if it has \\[tool.mcp-codegen]."
-
-
 @app.command("generate")
 def generate_command(
-    spec: Annotated[str, typer.Argument(help="OpenAPI document: a file path or an http(s) URL, YAML or JSON.")],
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "-o", "--output", help="Folder to write the package into. Default: a folder named after the API title."
-        ),
-    ] = None,
-    name: Annotated[
-        str | None,
-        typer.Option(
-            "--name",
-            help="Distribution and console-script name (its import package has '-' as '_'). Default: the output folder's name.",
-        ),
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--base-url", help="Default upstream base URL for the server. Default: the spec's first server URL."
-        ),
-    ] = None,
-    timeout: Annotated[
-        float | None,
-        typer.Option(
-            "--timeout", min=0.001, help="The generated server's default request timeout in seconds. Default: 30."
-        ),
-    ] = None,
-    rules: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--rule",
-            help="Include/exclude rule, repeatable, tried in order before the config file's rules (first match wins): "
-            "'exclude tag=admin', 'include path=/pets/* method=GET,POST', 'exclude op=delete*'.",
-        ),
-    ] = None,
-    deprecated: Annotated[
-        bool | None,
-        typer.Option("--deprecated/--no-deprecated", help="Serve deprecated operations as tools. Default: yes."),
-    ] = None,
-    unmatched: Annotated[
-        Literal["include", "exclude"] | None,
-        typer.Option(
-            "--unmatched",
-            help="What happens to an operation no rule matches. Default: include.",
-        ),
-    ] = None,
-    config_file: Annotated[Path | None, typer.Option("--config", help=CONFIG_HELP, dir_okay=False)] = None,
-    check_only: Annotated[
-        bool,
-        typer.Option(
-            "--check", help="Write nothing; exit 1 and show a diff if the folder is not what would be generated."
-        ),
-    ] = False,
-    force: Annotated[
-        bool, typer.Option("--force", help="Write into a non-empty folder that mcp-codegen did not generate.")
-    ] = False,
-    templates: Annotated[
-        Path | None,
-        typer.Option(
-            "--templates",
-            help="Folder of Jinja templates that override the built-in ones by file name (list them with: mcp-codegen templates).",
-            exists=True,
-            file_okay=False,
-        ),
-    ] = None,
-    validate: Annotated[
-        bool | None,
-        typer.Option(
-            "--validate/--no-validate",
-            help="Run openapi-spec-validator (warnings only). Default: on up to 400 operations.",
-        ),
-    ] = None,
-    output_depth: Annotated[
-        int | None,
-        typer.Option(
-            "--output-depth",
-            min=-1,
-            help="$ref levels kept in output schemas; deeper ones are loosened to their type (-1: keep all). "
-            "Default: 0.",
-        ),
-    ] = None,
-    input_budget: Annotated[
-        int | None,
-        typer.Option(
-            "--input-budget",
-            min=0,
-            help="Characters of $ref definitions an input schema keeps whole; beyond, deeper levels are "
-            "loosened to their type (0: no limit). Default: 64000.",
-        ),
-    ] = None,
-    compact: Annotated[
-        bool | None,
-        typer.Option(
-            "--compact/--no-compact",
-            help="Smallest tools/list: no output schemas, short tool descriptions, no link URLs. Default: off.",
-        ),
-    ] = None,
-    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print errors only.")] = False,
-    verbose: Annotated[
-        bool, typer.Option("-v", "--verbose", help="Print every warning and the time of each stage.")
-    ] = False,
+    spec: options.Spec,
+    output: options.Output = None,
+    name: options.Name = None,
+    base_url: options.BaseUrl = None,
+    timeout: options.Timeout = None,
+    rules: options.Rules = None,
+    deprecated: options.Deprecated = None,
+    unmatched: options.Unmatched = None,
+    config_file: options.ConfigFile = None,
+    check_only: options.CheckOnly = False,
+    force: options.Force = False,
+    templates: options.Templates = None,
+    validate: options.Validate = None,
+    output_depth: options.OutputDepth = None,
+    input_budget: options.InputBudget = None,
+    compact: options.Compact = None,
+    quiet: options.Quiet = False,
+    verbose: options.Verbose = False,
 ) -> None:
     """Generate an MCP server package from an OpenAPI document.
 
@@ -193,6 +110,26 @@ def generate_command(
         "compact": compact,
     }
     config = _config(spec, flags, tuple(rules or ()), config_file)
+    if config.config_file is not None and not quiet:
+        typer.echo(f"… settings from {config.config_file}", err=True)
+    result = generate(config, _progress(quiet, verbose))
+    _print_problems(result.problems, quiet=quiet, verbose=verbose)
+    if not result.files or result.project is None:
+        typer.echo("error: nothing was generated", err=True)
+        raise typer.Exit(1)
+    out = config.output or Path(slug(result.api.title if result.api else result.project.dist))
+    if config.check:
+        raise typer.Exit(_check(out, result))
+    failures = write(out, result.files, config.force)
+    if failures:
+        _print_problems(failures, quiet=quiet, verbose=True)
+        raise typer.Exit(1)
+    if not quiet:
+        _print_done(result, out, config)
+
+
+def _progress(quiet: bool, verbose: bool) -> Callable[[str], None]:
+    """Stage names on stderr as the pipeline reaches them (with -v, the time since the start)."""
     started = time.monotonic()
 
     def progress(stage: str) -> None:
@@ -200,31 +137,20 @@ def generate_command(
             suffix = f" [{time.monotonic() - started:.1f}s]" if verbose else ""
             typer.echo(f"… {stage}{suffix}", err=True)
 
-    if config.config_file is not None and not quiet:
-        typer.echo(f"… settings from {config.config_file}", err=True)
-    result = generate(config, progress)
-    _print_problems(result.problems, quiet=quiet, verbose=verbose)
-    if not result.files or result.project is None:
-        typer.echo("error: nothing was generated", err=True)
-        raise typer.Exit(1)
-    out = config.output or Path(slug(result.api.title if result.api else result.project.dist))
-    if config.check:
-        report = check(out, result.files)
-        typer.echo(f"{out}: {report.summary()}", err=report.stale)
-        tools_file = f"src/{result.project.package}/tools.json"
-        if tools_file in report.changed:
-            typer.echo(tool_summary(out / tools_file, result.files[tools_file]), err=True)
-        if report.stale:
-            typer.echo(
-                f"{out} is stale: regenerate it (the same command without --check) and commit the result", err=True
-            )
-        raise typer.Exit(1 if report.stale else 0)
-    failures = write(out, result.files, config.force)
-    if failures:
-        _print_problems(failures, quiet=quiet, verbose=True)
-        raise typer.Exit(1)
-    if not quiet:
-        _print_done(result, out, config)
+    return progress
+
+
+def _check(out: Path, result: Result) -> int:
+    """--check: compare the folder with what would be generated; the exit code (1: stale)."""
+    assert result.project is not None
+    report = check(out, result.files)
+    typer.echo(f"{out}: {report.summary()}", err=report.stale)
+    tools_file = f"src/{result.project.package}/tools.json"
+    if tools_file in report.changed:
+        typer.echo(tool_summary(out / tools_file, result.files[tools_file]), err=True)
+    if report.stale:
+        typer.echo(f"{out} is stale: regenerate it (the same command without --check) and commit the result", err=True)
+    return 1 if report.stale else 0
 
 
 def _config(spec: str, flags: dict[str, Any], rules: tuple[str, ...], explicit: Path | None) -> Config:

@@ -1,0 +1,109 @@
+"""The options of `mcp-codegen generate`, declared once: type, flag names, help text.
+
+The command (cli.py) only collects their values into the flags that `configfile.build_config` merges with
+the config file into the one Config.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+CONFIG_HELP = "Config file: a pyproject.toml (\\[tool.mcp-codegen]) or a mcp-codegen.toml. Default: mcp-codegen.toml next to the spec, else ./pyproject.toml if it has \\[tool.mcp-codegen]."
+
+Spec = Annotated[str, typer.Argument(help="OpenAPI document: a file path or an http(s) URL, YAML or JSON.")]
+Output = Annotated[
+    Path | None,
+    typer.Option(
+        "-o", "--output", help="Folder to write the package into. Default: a folder named after the API title."
+    ),
+]
+Name = Annotated[
+    str | None,
+    typer.Option(
+        "--name",
+        help="Distribution and console-script name (its import package has '-' as '_'). Default: the output folder's name.",
+    ),
+]
+BaseUrl = Annotated[
+    str | None,
+    typer.Option("--base-url", help="Default upstream base URL for the server. Default: the spec's first server URL."),
+]
+Timeout = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout", min=0.001, help="The generated server's default request timeout in seconds. Default: 30."
+    ),
+]
+Rules = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--rule",
+        help="Include/exclude rule, repeatable, tried in order before the config file's rules (first match wins): "
+        "'exclude tag=admin', 'include path=/pets/* method=GET,POST', 'exclude op=delete*'.",
+    ),
+]
+Deprecated = Annotated[
+    bool | None,
+    typer.Option("--deprecated/--no-deprecated", help="Serve deprecated operations as tools. Default: yes."),
+]
+Unmatched = Annotated[
+    Literal["include", "exclude"] | None,
+    typer.Option(
+        "--unmatched",
+        help="What happens to an operation no rule matches. Default: include.",
+    ),
+]
+ConfigFile = Annotated[Path | None, typer.Option("--config", help=CONFIG_HELP, dir_okay=False)]
+CheckOnly = Annotated[
+    bool,
+    typer.Option("--check", help="Write nothing; exit 1 and show a diff if the folder is not what would be generated."),
+]
+Force = Annotated[
+    bool, typer.Option("--force", help="Write into a non-empty folder that mcp-codegen did not generate.")
+]
+Templates = Annotated[
+    Path | None,
+    typer.Option(
+        "--templates",
+        help="Folder of Jinja templates that override the built-in ones by file name (list them with: mcp-codegen templates).",
+        exists=True,
+        file_okay=False,
+    ),
+]
+Validate = Annotated[
+    bool | None,
+    typer.Option(
+        "--validate/--no-validate",
+        help="Run openapi-spec-validator (warnings only). Default: on up to 400 operations.",
+    ),
+]
+OutputDepth = Annotated[
+    int | None,
+    typer.Option(
+        "--output-depth",
+        min=-1,
+        help="$ref levels kept in output schemas; deeper ones are loosened to their type (-1: keep all). "
+        "Default: 0.",
+    ),
+]
+InputBudget = Annotated[
+    int | None,
+    typer.Option(
+        "--input-budget",
+        min=0,
+        help="Characters of $ref definitions an input schema keeps whole; beyond, deeper levels are "
+        "loosened to their type (0: no limit). Default: 64000.",
+    ),
+]
+Compact = Annotated[
+    bool | None,
+    typer.Option(
+        "--compact/--no-compact",
+        help="Smallest tools/list: no output schemas, short tool descriptions, no link URLs. Default: off.",
+    ),
+]
+Quiet = Annotated[bool, typer.Option("-q", "--quiet", help="Print errors only.")]
+Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="Print every warning and the time of each stage.")]
