@@ -1,8 +1,10 @@
 """The intermediate representation: what an API offers, independent of how the spec spelled it.
 
-This is the contract between "understand the spec" (load, validate, normalize) and "emit code" (tools,
-render). Schemas stay OpenAPI schema nodes here, each with its location, so the schema stage can
-resolve references and report problems at the right pointer.
+This is the contract between understanding the spec (spec/: load, upgrade, validate, normalize) and what is
+made of it (surface/: the tools; emit/: the package). Nothing after normalize reads the spec document itself:
+`Api` and its `Operation`s say everything. Schemas stay OpenAPI schema nodes here, each with its location, so
+the schema conversion (surface/schemas.py) can resolve references and report problems at the right pointer.
+All of it is frozen: a stage that needs a different value makes a new one.
 """
 
 from __future__ import annotations
