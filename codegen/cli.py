@@ -21,6 +21,7 @@ from .clients import client_setup, format_snippets
 from .config import Config
 from .configfile import build_config
 from .diff import diff_tools, tool_summary
+from .emit.escape import safe_url
 from .pipeline import Result, analyze, generate
 from .problems import Level, Problem, has_errors, sort_key
 from .render import describe_templates, slug
@@ -264,7 +265,7 @@ def _print_done(result: Result, out: Path, config: Config) -> None:
         f"  docker:  docker build -t {result.project.dist} {out}  (serves HTTP on port 8000)\n",
         err=True,
     )
-    base_url = config.base_url or (result.api.servers[0] if result.api and result.api.servers else None)
+    base_url = config.base_url or (safe_url(result.api.servers[0]) if result.api and result.api.servers else None)
     typer.echo("Client setup (also in the generated README.md):\n", err=True)
     typer.echo(format_snippets(client_setup(result.project, base_url)))
 

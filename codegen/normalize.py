@@ -28,6 +28,7 @@ from .model import (
 )
 from .problems import Level, Problem
 from .refs import Ref, RefError, Resolver
+from .spec.paths import dot_segment
 
 LOCATIONS: tuple[Location, ...] = ("path", "query", "header", "cookie")
 IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})  # OpenAPI: these are ignored
@@ -187,6 +188,13 @@ class _Normalizer:
                 if method not in item:
                     continue
                 op_at = item_at.child(method)
+                if (segment := dot_segment(path)) is not None:
+                    self.warn(
+                        f"{method.upper()} {path}: the path has a {segment!r} segment"
+                        " (URL normalization would send the call to another path); skipped",
+                        op_at,
+                    )
+                    continue
                 try:
                     yield self.operation(path, method, item, item[method], op_at, item_at)
                 except Skip as skip:
