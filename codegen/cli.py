@@ -23,6 +23,7 @@ from .config import Config
 from .configfile import build_config
 from .options import CONFIG_HELP
 from .surface.diff import diff_tools, tool_summary
+from .emit.escape import safe_url
 from .pipeline import Result, analyze, generate
 from .problems import Level, Problem, has_errors, sort_key
 from .emit.render import describe_templates, slug
@@ -190,7 +191,7 @@ def _print_done(result: Result, out: Path, config: Config) -> None:
         f"  docker:  docker build -t {result.project.dist} {out}  (serves HTTP on port 8000)\n",
         err=True,
     )
-    base_url = config.base_url or (result.api.servers[0] if result.api and result.api.servers else None)
+    base_url = config.base_url or (safe_url(result.api.servers[0]) if result.api and result.api.servers else None)
     typer.echo("Client setup (also in the generated README.md):\n", err=True)
     typer.echo(format_snippets(client_setup(result.project, base_url)))
 

@@ -13,6 +13,7 @@ from typing import Any
 from . import __version__
 from .emit.clients import client_setup
 from .config import Config
+from .emit.escape import safe_url
 from .emit.format import format_files
 from .spec.load import load
 from .spec.model import Api
@@ -116,7 +117,7 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
         return Result(problems=tuple(problems), api=api)
     output_name = config.output.name if config.output is not None else slug(api.title)
     project = Project.from_name(config.name or output_name)
-    base_url = config.base_url or (api.servers[0] if api.servers else None)
+    base_url = config.base_url or (safe_url(api.servers[0]) if api.servers else None)
     progress(f"rendering {project.dist}")
     extra = {"default_timeout": config.timeout, "clients": client_setup(project, base_url)}
     files, found = render(api, tools, project, base_url, config.templates, extra)

@@ -20,6 +20,7 @@ from .. import __version__
 from ..spec.model import Api
 from ..problems import Problem, error
 from ..surface.plans import ToolSpec
+from .escape import FILTERS
 
 # template file name -> generated path ({package} is the import package)
 FILES: tuple[tuple[str, str], ...] = (
@@ -94,7 +95,7 @@ def render(
         autoescape=False,
     )
     env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False)
-    env.filters["pystr"] = _python_string
+    env.filters.update(FILTERS)  # the one escaping path for spec text: see emit/escape.py
     context = {**_context(api, tools, project, default_base_url), **(extra or {})}
     files: dict[str, str] = {}
     problems: list[Problem] = []
@@ -164,11 +165,6 @@ def security_schemes(api: Api, tools: Sequence[ToolSpec], project: Project) -> l
 def _dump(data: Any) -> str:
     """Compact, key-sorted JSON: byte-identical whatever the key order of the input spec."""
     return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-
-
-def _python_string(value: str) -> str:
-    """A Python string literal (for templates that embed text from the spec in code)."""
-    return repr(value)
 
 
 # parts included by a template above (each overridable by its path in the templates folder)

@@ -14,6 +14,7 @@ from ..problems import Level, Problem
 from .bodies import BodiesAndResponses
 from .model import METHODS, Api, Dialect, Operation
 from .parameters import Parameters
+from .paths import dot_segment
 from .refs import Ref, Resolver
 from .security import ServersAndSecurity
 from .walker import Skip, text
@@ -73,6 +74,13 @@ class _Normalizer(ServersAndSecurity, Parameters, BodiesAndResponses):
                 if method not in item:
                     continue
                 op_at = item_at.child(method)
+                if (segment := dot_segment(path)) is not None:
+                    self.warn(
+                        f"{method.upper()} {path}: the path has a {segment!r} segment"
+                        " (URL normalization would send the call to another path); skipped",
+                        op_at,
+                    )
+                    continue
                 try:
                     yield self.operation(path, method, item, item[method], op_at, item_at)
                 except Skip as skip:
