@@ -94,7 +94,10 @@ def generate_command(
     timeout: Annotated[
         float | None,
         typer.Option(
-            "--timeout", min=0.001, help="The generated server's default request timeout in seconds. Default: 30."
+            "--timeout",
+            min=0.001,
+            help="The generated server's default timeout per call in seconds (connect, send, the whole answer,"
+            " retries and their waits). Default: 30.",
         ),
     ] = None,
     rules: Annotated[
