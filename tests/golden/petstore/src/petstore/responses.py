@@ -71,11 +71,13 @@ def to_result(
             structured_content=empty,
         )
     if is_json(base) and not reply.truncated:
+        text = _decode(
+            body, content_type
+        )  # in its declared charset (a Latin-1 JSON answer is still JSON)
         try:
-            data = json.loads(body)
+            data = json.loads(text)
         except (ValueError, RecursionError) as exc:
             return invalid_json(reply, exc)
-        text = _decode(body, content_type)
         if _size(text) <= limit:
             if not structured:
                 return types.CallToolResult(
