@@ -422,7 +422,9 @@ async def test_missing_required_argument_is_named() -> None:
 def wrong_arguments(tool: dict[str, Any]) -> dict[str, Any]:
     schema = tool["inputSchema"]
     props, defs = schema.get("properties", {}), schema.get("$defs", {})
-    return {k: v for k, p in props.items() if (v := wrong_value(p, defs)) is not None}
+    wrong = {k: v for k, p in props.items() if (v := wrong_value(p, defs)) is not None}
+    # a multipart file may be a plain base64 string: a number is what it never accepts
+    return wrong | {k: 1.5 for k in file_args(tool) if isinstance(wrong.get(k), str)}
 
 
 async def test_arguments_of_the_wrong_type_are_listed_field_by_field() -> None:
