@@ -467,6 +467,22 @@ async def test_gzip_bomb_stops_at_the_cap(server_module: ModuleType, upstream: U
 
 
 @pytest.mark.anyio
+async def test_token_endpoint_is_bounded_too(server_module: ModuleType, upstream: Upstream) -> None:
+    """Fetching an OAuth2 token counts against the call's deadline, and its answer is read bounded."""
+    upstream.script("/oauth/token", Answer(hang=True))
+    started = time.monotonic()
+    hung = await call(make(server_module, upstream, timeout=0.5), "auth_cc", {})
+    assert hung.is_error and "No access token within the total timeout of 0.5 s" in text_of(hung), text_of(hung)
+    assert time.monotonic() - started < 3
+    upstream.reset()
+    bomb = {"Content-Type": "application/json", "Content-Encoding": "gzip, gzip"}
+    upstream.script("/oauth/token", Answer(200, bomb, gzip_bomb(1)))
+    result = await call(make(server_module, upstream), "auth_cc", {})
+    assert result.is_error and "refused the client credentials" in text_of(result), text_of(result)
+    assert not upstream.for_path("/auth/cc")
+
+
+@pytest.mark.anyio
 async def test_invalid_json_and_unknown_arguments(server_module: ModuleType, upstream: Upstream) -> None:
     upstream.script("/items/1", Answer(200, JSON, b'{"id": 1, "name": "hdr-secret-1", '))
     async with Client(make(server_module, upstream), mode="legacy") as client:
