@@ -34,7 +34,10 @@ BaseUrl = Annotated[
 Timeout = Annotated[
     float | None,
     typer.Option(
-        "--timeout", min=0.001, help="The generated server's default request timeout in seconds. Default: 30."
+        "--timeout",
+        min=0.001,
+        help="The generated server's default timeout per call in seconds (connect, send, the whole answer,"
+        " retries and their waits). Default: 30.",
     ),
 ]
 Rules = Annotated[

@@ -10,6 +10,7 @@ are started as subprocesses.
 from __future__ import annotations
 
 import base64
+import gzip
 import importlib
 import json
 import logging
@@ -17,6 +18,8 @@ import os
 import subprocess
 import sys
 import time
+import tracemalloc
+import zlib
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -416,14 +419,79 @@ async def test_path_and_header_tricks(server_module: ModuleType, upstream: Upstr
 async def test_hanging_upstream_times_out(server_module: ModuleType, upstream: Upstream) -> None:
     upstream.script("/items/1", Answer(hang=True))
     result = await call(make(server_module, upstream, timeout=0.5), "get_item", {"item_id": "1"})
-    assert result.is_error and "read timeout" in text_of(result)
+    assert result.is_error and "within the total timeout of 0.5 s" in text_of(result)
 
 
 @pytest.mark.anyio
-async def test_slow_drip_hits_the_total_timeout(server_module: ModuleType, upstream: Upstream) -> None:
-    upstream.script("/items/1", Answer(200, JSON, b'{"id": 1, "name": "' + b"x" * 200 + b'"}', drip=0.2, chunk=8))
-    result = await call(make(server_module, upstream, total_timeout=1.0), "get_item", {"item_id": "1"})
-    assert result.is_error and "total timeout of 1 s" in text_of(result)
+async def test_slow_drip_is_cut_at_the_deadline(server_module: ModuleType, upstream: Upstream) -> None:
+    """One byte a second never trips a per-read timeout; the call's one deadline cuts it."""
+    upstream.script("/items/1", Answer(200, JSON, b'{"id": 1, "name": "' + b"x" * 200 + b'"}', drip=1.0, chunk=1))
+    started = time.monotonic()
+    result = await call(make(server_module, upstream, timeout=2.5), "get_item", {"item_id": "1"})
+    elapsed = time.monotonic() - started
+    assert result.is_error and "total timeout of 2.5 s" in text_of(result)
+    assert 2.4 < elapsed < 5, elapsed
+
+
+def gzip_bomb(gigabytes: int = 1) -> bytes:
+    """`gzip, gzip` of `gigabytes` GB of zeros, a few KB long (the inner stream is one repeated block)."""
+    deflater = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = bytes(1 << 20)
+    head = deflater.compress(block) + deflater.flush(zlib.Z_FULL_FLUSH)
+    repeated = deflater.compress(block) + deflater.flush(zlib.Z_FULL_FLUSH)
+    return gzip.compress(head + repeated * (1024 * gigabytes - 1), 9)
+
+
+@pytest.mark.anyio
+async def test_gzip_bomb_stops_at_the_cap(server_module: ModuleType, upstream: Upstream) -> None:
+    """A few KB of `gzip, gzip` that would be 1 GB: read over a real socket, decoded only up to the cap."""
+    bomb = gzip_bomb(1)
+    assert len(bomb) < 10_000
+    encoded = {"Content-Type": "application/octet-stream", "Content-Encoding": "gzip, gzip"}
+    upstream.script("/files/bomb", Answer(200, encoded, bomb))
+    upstream.script("/files/three", Answer(200, {**encoded, "Content-Encoding": "gzip, gzip, gzip"}, bomb))
+    tracemalloc.start()
+    try:
+        async with Client(make(server_module, upstream, max_response_bytes=100_000), mode="legacy") as client:
+            result = await client.call_tool("get_file", {"item_id": "bomb"})
+            three = await client.call_tool("get_file", {"item_id": "three"})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    block = result.content[0]
+    assert isinstance(block, types.EmbeddedResource) and isinstance(block.resource, types.BlobResourceContents)
+    assert base64.b64decode(block.resource.blob) == bytes(75_000)
+    assert "[truncated: the response has more bytes; only the first 75,000 are shown]" in text_of(result)
+    assert peak < 64_000_000, peak  # megabytes, not the gigabyte the bomb holds
+    assert three.is_error and "encoded 3 times" in text_of(three)
+
+
+@pytest.mark.anyio
+async def test_token_endpoint_is_bounded_too(server_module: ModuleType, upstream: Upstream) -> None:
+    """Fetching an OAuth2 token counts against the call's deadline, and its answer is read bounded."""
+    upstream.script("/oauth/token", Answer(hang=True))
+    started = time.monotonic()
+    hung = await call(make(server_module, upstream, timeout=0.5), "auth_cc", {})
+    assert hung.is_error and "No access token within the total timeout of 0.5 s" in text_of(hung), text_of(hung)
+    assert time.monotonic() - started < 3
+    upstream.reset()
+    bomb = {"Content-Type": "application/json", "Content-Encoding": "gzip, gzip"}
+    upstream.script("/oauth/token", Answer(200, bomb, gzip_bomb(1)))
+    result = await call(make(server_module, upstream), "auth_cc", {})
+    assert result.is_error and "refused the client credentials" in text_of(result), text_of(result)
+    assert not upstream.for_path("/auth/cc")
+
+
+@pytest.mark.anyio
+async def test_invalid_json_and_unknown_arguments(server_module: ModuleType, upstream: Upstream) -> None:
+    upstream.script("/items/1", Answer(200, JSON, b'{"id": 1, "name": "hdr-secret-1", '))
+    async with Client(make(server_module, upstream), mode="legacy") as client:
+        broken = await client.call_tool("get_item", {"item_id": "1"})
+        misspelled = await client.call_tool("get_item", {"item_id": "1", "itemid": "2"})
+    assert broken.is_error and "upstream sent invalid JSON" in text_of(broken)
+    assert '{"id": 1, "name": "***", ' in text_of(broken)  # the first bytes, secrets masked
+    assert misspelled.is_error and "'itemid': unknown argument; did you mean 'item_id'?" in text_of(misspelled)
+    assert len(upstream.requests) == 1  # the misspelled call sent nothing
 
 
 @pytest.mark.anyio

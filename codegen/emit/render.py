@@ -37,6 +37,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("auth.py.jinja", "src/{package}/auth.py"),
     ("validation.py.jinja", "src/{package}/validation.py"),
     ("upstream.py.jinja", "src/{package}/upstream.py"),
+    ("decoding.py.jinja", "src/{package}/decoding.py"),
     ("stdio.py.jinja", "src/{package}/stdio.py"),
     ("tools.json.jinja", "src/{package}/tools.json"),
     ("routes.json.jinja", "src/{package}/routes.json"),

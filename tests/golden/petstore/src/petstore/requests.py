@@ -3,7 +3,9 @@
 Each tool has a route (routes.json, written by the generator): the method, the path template and, for
 every argument, its name on the wire, where it goes and how the spec says to serialize it. Values are
 percent-encoded per path segment, so no argument can change the path template (`../`, `?`, `#`,
-`%2F`), and header values containing CR or LF are refused.
+`%2F`; a value that is exactly `.` or `..` is sent as `%2E` or `%2E%2E`), and header values containing
+CR or LF are refused. A multipart part's Content-Type is the one its file argument gives, else the
+first concrete type of the spec's `encoding.contentType` (which may be a list with wildcards).
 """
 
 from __future__ import annotations
@@ -110,6 +112,32 @@ class Request:
     target: str  # path and query, relative to the base URL
     headers: dict[str, str]
     content: bytes | None
+
+
+def file_shorthand(route: Route, arguments: dict[str, Any]) -> dict[str, Any]:
+    """`arguments` with each multipart file given as a plain base64 string turned into {"content": string}."""
+    files = [arg.arg for arg in route.args if arg.file and arg.arg in arguments]
+    if not files:
+        return arguments
+    out = dict(arguments)
+    for key in files:
+        value = out[key]
+        if isinstance(value, str):
+            out[key] = {"content": value}
+        elif isinstance(value, list):
+            out[key] = [
+                {"content": item} if isinstance(item, str) else item for item in value
+            ]
+    return out
+
+
+def concrete_type(media_type: str | None) -> str | None:
+    """The first concrete media type of an `encoding.contentType` ("image/png, image/*" -> "image/png")."""
+    for candidate in (media_type or "").split(","):
+        candidate = candidate.strip()
+        if candidate and "*" not in candidate.split(";")[0]:
+            return candidate
+    return None
 
 
 def build_request(route: Route, arguments: Mapping[str, Any]) -> Request:
@@ -306,7 +334,7 @@ def _multipart(fields: list[tuple[Arg, Any]]) -> tuple[bytes, str]:
                 data = _base64(arg.arg, item["content"])
                 media = (
                     item.get("contentType")
-                    or arg.content_type
+                    or concrete_type(arg.content_type)
                     or "application/octet-stream"
                 )
                 filename = item.get("filename")
@@ -317,15 +345,24 @@ def _multipart(fields: list[tuple[Arg, Any]]) -> tuple[bytes, str]:
                     str(filename) if filename else arg.name,
                 )
             elif isinstance(item, (Mapping, list)):
-                part(arg.name, _json(item), arg.content_type or "application/json")
+                part(
+                    arg.name,
+                    _json(item),
+                    concrete_type(arg.content_type) or "application/json",
+                )
             else:
-                part(arg.name, _text(item).encode("utf-8"), arg.content_type)
+                part(
+                    arg.name,
+                    _text(item).encode("utf-8"),
+                    concrete_type(arg.content_type),
+                )
     chunks.append(f"--{boundary}--\r\n".encode("ascii"))
     return b"".join(chunks), f"multipart/form-data; boundary={boundary}"
 
 
 def _is_json(media_type: str | None) -> bool:
-    return media_type is not None and media_kind(media_type) == "json"
+    media = concrete_type(media_type)
+    return media is not None and media_kind(media) == "json"
 
 
 def _quote_name(name: str) -> str:

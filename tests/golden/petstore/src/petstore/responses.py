@@ -3,7 +3,11 @@
 JSON becomes text plus structured content (when the tool declares an output schema); text/* stays
 text; images become image content; other binary bodies become an embedded resource with their media
 type; an empty body is a short success text. A failure status is an `isError` result carrying the
-status and the (truncated) body, so the model can read what went wrong.
+status and the (truncated) body, so the model can read what went wrong; so is a body that a JSON
+content type announces but that is not JSON ("upstream sent invalid JSON", with its first bytes).
+
+The size cap (`limit`) is measured on what reaches the client: the UTF-8 bytes of the result's text,
+or of the base64 text of an image or binary answer. A longer answer is cut there, with a note.
 
 Clients check structured content against the tool's output schema and raise when it does not match.
 So the structured content is checked here first: when the API's answer is off-spec, the members that
@@ -23,6 +27,8 @@ import mcp.types as types
 from .upstream import Reply
 
 ERROR_BODY_LIMIT = 4_000  # characters of an error body passed on to the model
+PREVIEW_BYTES = 200  # bytes of an invalid JSON body quoted in the error
+DEFAULT_LIMIT = 1_000_000  # bytes of result text (Settings.max_response_bytes)
 
 # (tool name, structured value) -> top-level keys that fail the output schema; None: all of it
 Checker = Callable[[str, dict[str, Any]], "set[str] | None"]
@@ -49,8 +55,9 @@ def to_result(
     structured: bool,
     wrap: bool,
     check: Checker | None = None,
+    limit: int = DEFAULT_LIMIT,
 ) -> types.CallToolResult:
-    """`structured`: the tool declares an output schema; `wrap`: it is {"result": <body>}."""
+    """`structured`: the tool declares an output schema; `wrap`: it is {"result": <body>}; `limit`: the cap."""
     if reply.status >= 400:
         return http_error(reply)
     empty: dict[str, Any] | None = {} if structured else None
@@ -63,17 +70,15 @@ def to_result(
             content=[types.TextContent(type="text", text=text)],
             structured_content=empty,
         )
-    note = ""
-    if reply.truncated:
-        size = f"{reply.total:,} bytes" if reply.total else "more bytes"
-        note = f"\n[truncated: the response has {size}; only the first {len(body):,} are shown]"
     if is_json(base) and not reply.truncated:
+        text = _decode(
+            body, content_type
+        )  # in its declared charset (a Latin-1 JSON answer is still JSON)
         try:
-            data = json.loads(body)
-        except ValueError:
-            pass  # not JSON after all: passed on as text below
-        else:
-            text = _decode(body, content_type)
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            return invalid_json(reply, exc)
+        if _size(text) <= limit:
             if not structured:
                 return types.CallToolResult(
                     content=[types.TextContent(type="text", text=text)]
@@ -85,7 +90,12 @@ def to_result(
                 content=[types.TextContent(type="text", text=text)],
                 structured_content=value,
             )
-    if base.startswith("image/") and not reply.truncated:
+        # longer than the cap: cut as text below
+    if (
+        base.startswith("image/")
+        and not reply.truncated
+        and _base64_size(len(body)) <= limit
+    ):
         return types.CallToolResult(
             content=[
                 types.ImageContent(
@@ -106,21 +116,46 @@ def to_result(
         )
     ):
         text = _decode(body, content_type)
+        shown = _cut(text, limit)
+        whole = (
+            reply.total if reply.truncated else _size(text)
+        )  # bytes of the whole answer as text, when known
+        note = _note(whole, _size(shown)) if shown != text or reply.truncated else ""
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text + note)],
+            content=[types.TextContent(type="text", text=shown + note)],
             structured_content=empty,
         )
+    kept = body[: limit // 4 * 3]  # its base64 text fits the cap
     blob = types.BlobResourceContents(
         uri=f"upstream://response{reply.path}",
         mime_type=base or "application/octet-stream",
-        blob=base64.b64encode(body).decode(),
+        blob=base64.b64encode(kept).decode(),
     )
     content: list[types.ContentBlock] = [
         types.EmbeddedResource(type="resource", resource=blob)
     ]
-    if note:
-        content.append(types.TextContent(type="text", text=note.strip()))
+    if len(kept) < len(body) or reply.truncated:
+        content.append(
+            types.TextContent(type="text", text=_note(reply.total, len(kept)).strip())
+        )
     return types.CallToolResult(content=content, structured_content=empty)
+
+
+def invalid_json(reply: Reply, exc: Exception) -> types.CallToolResult:
+    """A body its JSON content type announces that is not JSON: an error quoting its first bytes."""
+    reason = (
+        "nested too deeply"
+        if isinstance(exc, RecursionError)
+        else str(exc).split(":")[0][:100]
+    )
+    preview = _printable(reply.body[:PREVIEW_BYTES].decode("utf-8", errors="replace"))
+    more = f" (of {len(reply.body):,})" if len(reply.body) > PREVIEW_BYTES else ""
+    status = f"HTTP {reply.status} {reply.reason}".rstrip()
+    return failure(
+        f"{status}: upstream sent invalid JSON ({reason}) under Content-Type "
+        f"{_printable(reply.headers.get('content-type', '')[:100])}. Its first {min(len(reply.body), PREVIEW_BYTES)} "
+        f"bytes{more}: {preview}"
+    )
 
 
 def http_error(reply: Reply) -> types.CallToolResult:
@@ -166,6 +201,34 @@ def _structured(
         kept,
         f"{listed} did not match the tool's output schema and are given above only",
     )
+
+
+def _size(text: str) -> int:
+    """UTF-8 bytes of `text` (4 per character at most: counted without encoding when that is enough)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", errors="replace"))
+
+
+def _base64_size(raw: int) -> int:
+    return (raw + 2) // 3 * 4
+
+
+def _cut(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` UTF-8 bytes, on a character boundary."""
+    if len(text) <= limit // 4 or _size(text) <= limit:
+        return text
+    return text.encode("utf-8", errors="replace")[:limit].decode(
+        "utf-8", errors="ignore"
+    )
+
+
+def _note(whole: int | None, shown: int) -> str:
+    size = f"{whole:,} bytes" if whole else "more bytes"
+    return f"\n[truncated: the response has {size}; only the first {shown:,} are shown]"
+
+
+def _printable(text: str) -> str:
+    """`text` on one line: control characters (line breaks included) written as escapes."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _charset(content_type: str) -> str:

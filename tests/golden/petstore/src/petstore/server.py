@@ -30,7 +30,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from .auth import SCHEMES, Auth, AuthError, Security
-from .requests import ArgumentError, Route, build_request
+from .requests import ArgumentError, Route, build_request, file_shorthand
 from .responses import failure, to_result
 from .settings import (
     CREDENTIAL_VARIABLES,
@@ -265,6 +265,10 @@ def build_server(
         route: Route,
         arguments: dict[str, Any],
     ) -> tuple[types.CallToolResult, int | str, int]:
+        deadline = (
+            time.monotonic() + settings.timeout
+        )  # the call's one deadline: token, connect, send, answer, retries
+        arguments = file_shorthand(route, arguments)
         problems = inputs.errors(name, arguments)
         if problems:
             listed = "\n".join(f"- {p}" for p in problems)
@@ -273,13 +277,19 @@ def build_server(
             message = f"No upstream base URL is configured: set {ENV_PREFIX}_BASE_URL or pass --base-url."
             return failure(message), "unconfigured", 0
         try:
-            request = await auth.apply(
-                routes.security(name), build_request(route, arguments)
-            )
+            with anyio.fail_after(max(deadline - time.monotonic(), 0.001)):
+                request = await auth.apply(
+                    routes.security(name), build_request(route, arguments)
+                )
         except ArgumentError as exc:
             return failure(f"Invalid arguments for {name}: {exc}"), "invalid", 0
         except AuthError as exc:
             return failure(auth.redact(str(exc))), "auth", 0
+        except TimeoutError:
+            message = (
+                f"No access token within the total timeout of {settings.timeout:g} s."
+            )
+            return failure(message), "network", 0
         progress = (
             Progress(ctx)
             if ctx.meta and ctx.meta.get("progress_token") is not None
@@ -305,13 +315,10 @@ def build_server(
 
         try:
             if progress is None:
-                reply = await upstream.fetch(request, on_retry)
+                reply = await upstream.fetch(request, on_retry, deadline)
             else:
-                reply = await with_heartbeat(
-                    progress,
-                    upstream.fetch(request, on_retry),
-                    settings.progress_interval,
-                )
+                work = upstream.fetch(request, on_retry, deadline)
+                reply = await with_heartbeat(progress, work, settings.progress_interval)
         except UpstreamError as exc:
             return (
                 failure(auth.redact(f"{route.method} {route.path}: {exc}")),
@@ -330,6 +337,7 @@ def build_server(
             structured=structured[name],
             wrap=route.wrap_result,
             check=outputs.first_level_failures,
+            limit=settings.max_response_bytes,
         )
         return masked(result, auth), reply.status, reply.retries
 
@@ -452,14 +460,15 @@ def environment_help() -> str:
     lines = [
         "environment variables:",
         f"  {ENV_PREFIX}_BASE_URL            upstream API base URL",
-        f"  {ENV_PREFIX}_TIMEOUT             seconds without data per attempt (default {DEFAULT_TIMEOUT:g})",
-        f"  {ENV_PREFIX}_CONNECT_TIMEOUT     seconds to connect (default 10)",
-        f"  {ENV_PREFIX}_TOTAL_TIMEOUT       seconds per call, retries included (default 120)",
+        f"  {ENV_PREFIX}_TIMEOUT             seconds per call in all: connecting, sending, the whole answer,",
+        f"                                   retries and their waits (default {DEFAULT_TIMEOUT:g})",
+        f"  {ENV_PREFIX}_TOTAL_TIMEOUT       older name of {ENV_PREFIX}_TIMEOUT (read when that is not set)",
+        f"  {ENV_PREFIX}_CONNECT_TIMEOUT     seconds to open one connection, within the call's timeout (default 10)",
         f"  {ENV_PREFIX}_RETRIES             retries of idempotent requests (default 2)",
         f"  {ENV_PREFIX}_BACKOFF             seconds before the first retry, doubled each time (default 0.5)",
         f"  {ENV_PREFIX}_RATE_LIMIT          requests per second to the API (default 0: no limit)",
         f"  {ENV_PREFIX}_MAX_CONNECTIONS     requests in flight at once, and pooled connections (default 20)",
-        f"  {ENV_PREFIX}_MAX_RESPONSE_BYTES  response size cap (default 1000000)",
+        f"  {ENV_PREFIX}_MAX_RESPONSE_BYTES  size cap of a result's text, in UTF-8 bytes (default 1000000)",
         f"  {ENV_PREFIX}_PROGRESS_INTERVAL   seconds between progress notifications of a waiting call (default 2; 0: none)",
         f"  {ENV_PREFIX}_LOG_LEVEL           stderr log level (default INFO: one audit line per call)",
         f"  {ENV_PREFIX}_MCP_TOKEN           bearer token required by --transport http",
@@ -507,14 +516,27 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--timeout",
-        type=float,
-        help=f"seconds without data per attempt (overrides {ENV_PREFIX}_TIMEOUT)",
+        type=_seconds,
+        help="seconds per call in all: connecting, sending, the whole answer, retries and their waits "
+        f"(overrides {ENV_PREFIX}_TIMEOUT; default {DEFAULT_TIMEOUT:g})",
     )
     parser.add_argument(
         "--log-level",
         help=f"stderr log level (overrides {ENV_PREFIX}_LOG_LEVEL; default INFO)",
     )
     return parser.parse_args(argv)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"must be a positive number of seconds, got {text!r}"
+        )
+    return value
 
 
 def settings_from(

@@ -6,15 +6,18 @@ calls that need it (with a message naming the variable), never the start-up.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 ENV_PREFIX = "PETSTORE"
 DEFAULT_BASE_URL: str | None = "http://petstore.swagger.io/v2"
-DEFAULT_TIMEOUT = 30.0  # seconds without data, per attempt
-DEFAULT_CONNECT_TIMEOUT = 10.0  # seconds to open a connection
-DEFAULT_TOTAL_TIMEOUT = 120.0  # seconds for the whole call, retries and waits included
+# seconds per call in all: connecting, sending, the whole answer, retries and their waits
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_CONNECT_TIMEOUT = (
+    10.0  # seconds to open one connection (within the call's timeout)
+)
 DEFAULT_RETRIES = (
     2  # extra attempts for idempotent requests on connection errors and 429/502/503/504
 )
@@ -38,9 +41,8 @@ OPTIONAL_VARIABLES: tuple[str, ...] = ()
 @dataclass(frozen=True, slots=True)
 class Settings:
     base_url: str | None = DEFAULT_BASE_URL
-    timeout: float = DEFAULT_TIMEOUT
+    timeout: float = DEFAULT_TIMEOUT  # the one deadline of a call
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
-    total_timeout: float = DEFAULT_TOTAL_TIMEOUT
     retries: int = DEFAULT_RETRIES
     backoff: float = DEFAULT_BACKOFF
     rate_limit: float = DEFAULT_RATE_LIMIT
@@ -62,12 +64,14 @@ class Settings:
         names = CREDENTIAL_VARIABLES + OPTIONAL_VARIABLES
         return cls(
             base_url=env.get(f"{ENV_PREFIX}_BASE_URL") or DEFAULT_BASE_URL,
-            timeout=_number(env, f"{ENV_PREFIX}_TIMEOUT", DEFAULT_TIMEOUT),
+            # PREFIX_TOTAL_TIMEOUT: the older name of the same setting, read when PREFIX_TIMEOUT is not set
+            timeout=_number(
+                env,
+                f"{ENV_PREFIX}_TIMEOUT",
+                _number(env, f"{ENV_PREFIX}_TOTAL_TIMEOUT", DEFAULT_TIMEOUT),
+            ),
             connect_timeout=_number(
                 env, f"{ENV_PREFIX}_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT
-            ),
-            total_timeout=_number(
-                env, f"{ENV_PREFIX}_TOTAL_TIMEOUT", DEFAULT_TOTAL_TIMEOUT
             ),
             retries=int(
                 _number(env, f"{ENV_PREFIX}_RETRIES", DEFAULT_RETRIES, allow_zero=True)
@@ -106,7 +110,7 @@ def _number(
         value = float(raw)
     except ValueError:
         raise SystemExit(f"{key} must be a number, got {raw!r}") from None
-    if value < 0 or (value == 0 and not allow_zero):
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
         raise SystemExit(
             f"{key} must be {'zero or more' if allow_zero else 'positive'}, got {raw!r}"
         )

@@ -1,7 +1,7 @@
-"""The API behind the tools: one pooled httpx client, timeouts, retries, a rate limit, host pinning.
+"""The API behind the tools: one pooled httpx client, one deadline per call, retries, a rate limit, host pinning.
 
-- Every attempt has connect/read/write timeouts; the whole call (retries and waits included) has a
-  total deadline.
+- Each call has one deadline (`Settings.timeout`): connecting, sending, reading the whole answer, and
+  retries with their waits all happen within it; an upstream that drips its answer is cut at it.
 - Idempotent requests are retried on connection errors and on 429/502/503/504, with exponential
   backoff and jitter, honouring Retry-After; a request that never reached the API (connection refused)
   is retried whatever its method.
@@ -9,7 +9,9 @@
   within it; a redirect elsewhere is reported, not followed.
 - At most `max_connections` requests are in flight at once (the rest wait, within their deadline),
   and the connection pool holds as many connections.
-- Bodies are read up to the size cap and the rest is dropped (the result says so).
+- Bodies are decoded (gzip/deflate, at most two layers) while they stream in, and reading stops once
+  the decoded body passes READ_FACTOR times the size cap (the cap itself applies to the result, see
+  responses.py); the rest is dropped and the result says so.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
+from .decoding import ACCEPT_ENCODING, BoundedDecoder, DecodingError
 from .requests import Request
 from .settings import Settings
 
@@ -39,6 +42,8 @@ REDIRECTS = frozenset({301, 302, 303, 307, 308})
 MAX_REDIRECTS = 5
 BACKOFF_CAP = 10.0  # seconds: the longest wait between retries (settings.backoff doubles up to it)
 MAX_RETRY_AFTER = 60.0  # a longer Retry-After is not waited for
+READ_FACTOR = 2  # decoded bytes read, per byte of the size cap (a UTF-16 or Latin-1 text still fills the cap)
+TOKEN_BODY_LIMIT = 65_536  # bytes of a token endpoint's answer read
 
 OnRetry = Callable[[int, float, str], Awaitable[None]]  # (attempt, delay, reason)
 
@@ -49,7 +54,7 @@ class Reply:
     reason: str
     headers: httpx.Headers
     body: bytes
-    total: int | None  # the full size in bytes when known (truncated bodies)
+    total: int | None  # the full decoded size in bytes when known
     truncated: bool
     path: str  # the path requested, without the query (which may carry an API key)
     retries: int
@@ -103,7 +108,10 @@ class Upstream:
             s = self.settings
             self._client = httpx.AsyncClient(
                 base_url=s.base_url or "",
-                timeout=httpx.Timeout(s.timeout, connect=s.connect_timeout),
+                # the call's deadline (fetch) bounds everything; these only bound each step by as much
+                timeout=httpx.Timeout(
+                    s.timeout, connect=min(s.connect_timeout, s.timeout)
+                ),
                 limits=httpx.Limits(
                     max_connections=s.max_connections,
                     max_keepalive_connections=s.max_connections,
@@ -111,7 +119,10 @@ class Upstream:
                 transport=self._transport,
                 follow_redirects=False,
                 trust_env=False,
-                headers={"User-Agent": self._user_agent},
+                headers={
+                    "User-Agent": self._user_agent,
+                    "Accept-Encoding": ACCEPT_ENCODING,
+                },
             )
         return self._client
 
@@ -127,29 +138,48 @@ class Upstream:
             url.port or _PORTS.get(url.scheme),
         ) == self._origin
 
-    async def fetch(self, request: Request, on_retry: OnRetry | None = None) -> Reply:
-        """Send `request` (retrying when safe) and read its answer, within the total deadline."""
+    async def fetch(
+        self,
+        request: Request,
+        on_retry: OnRetry | None = None,
+        deadline: float | None = None,
+    ) -> Reply:
+        """Send `request` (retrying when safe) and read its answer, all before `deadline` (time.monotonic();
+        default: `settings.timeout` from now)."""
+        if deadline is None:
+            deadline = time.monotonic() + self.settings.timeout
+        attempts = [0]
+        try:
+            with anyio.fail_after(max(deadline - time.monotonic(), 0.001)):
+                return await self._fetch(request, on_retry, deadline, attempts)
+        except TimeoutError:
+            retries = attempts[0]
+            raise UpstreamError(
+                f"The API did not answer completely within the total timeout of {self.settings.timeout:g} s"
+                + (f" ({retries} retries)." if retries else "."),
+                retries,
+            ) from None
+
+    async def _fetch(
+        self,
+        request: Request,
+        on_retry: OnRetry | None,
+        deadline: float,
+        attempts: list[int],
+    ) -> Reply:
         import httpx
 
         s = self.settings
-        deadline = time.monotonic() + s.total_timeout
         idempotent = request.method in IDEMPOTENT
         attempt = 0
         while True:
-            remaining = deadline - time.monotonic()
+            attempts[0] = attempt
             problem: str
             try:
                 if self._limiter is not None:
                     await self._limiter.wait()
-                with anyio.fail_after(max(remaining, 0.001)):
-                    async with self._slots:
-                        reply = await self._attempt(request, attempt)
-            except TimeoutError:
-                raise UpstreamError(
-                    f"The API did not answer completely within the total timeout of {s.total_timeout:g} s"
-                    + (f" ({attempt} retries)." if attempt else "."),
-                    attempt,
-                ) from None
+                async with self._slots:
+                    reply = await self._attempt(request, attempt)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 problem = _describe(exc)
                 retry = True  # the request never reached the API
@@ -164,6 +194,8 @@ class Upstream:
                 raise UpstreamError(_describe(exc, s.timeout), attempt) from None
             except httpx.HTTPError as exc:
                 raise UpstreamError(_describe(exc), attempt) from None
+            except DecodingError as exc:
+                raise UpstreamError(f"Refused the answer: {exc}.", attempt) from None
             else:
                 if (
                     reply.status not in RETRY_STATUSES
@@ -250,29 +282,56 @@ class Upstream:
         raise httpx.TooManyRedirects(f"more than {MAX_REDIRECTS} redirects")
 
     async def _read(self, response: httpx.Response) -> tuple[bytes, int | None, bool]:
-        limit = self.settings.max_response_bytes
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_bytes():
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                length = response.headers.get("content-length")
-                total = int(length) if length and length.isdigit() else None
-                return b"".join(chunks)[:limit], total, True
-        return b"".join(chunks), size, False
+        return await read_bounded(
+            response, self.settings.max_response_bytes * READ_FACTOR
+        )
+
+
+async def read_bounded(
+    response: httpx.Response, limit: int
+) -> tuple[bytes, int | None, bool]:
+    """The decoded body, at most `limit` bytes of it; (body, full decoded size when known, truncated)."""
+    if (
+        response.is_stream_consumed
+    ):  # built from bytes in memory (a test's transport): httpx decoded it already
+        whole = response.content
+        return whole[:limit], len(whole), len(whole) > limit
+    decoder = BoundedDecoder(response.headers.get("content-encoding"), limit)
+    async for chunk in response.aiter_raw():
+        if decoder.feed(chunk):
+            length = response.headers.get("content-length")
+            total = (
+                int(length)
+                if length and length.isdigit() and not decoder.layers
+                else None
+            )
+            return decoder.body(), total, True
+    body = decoder.body()
+    return body, len(body), False
 
 
 async def fetch_token(
     upstream: Upstream, url: str, form: dict[str, str], user: str, password: str
 ) -> tuple[int, Any]:
-    """POST a client-credentials token request (client_secret_basic); (status, JSON body or None)."""
-    response = await upstream.client().post(
-        url, data=form, auth=(user, password), headers={"Accept": "application/json"}
+    """POST a client-credentials token request (client_secret_basic); (status, JSON body or None).
+    Bounded like any call: the settings' timeout, and TOKEN_BODY_LIMIT bytes of answer.
+    """
+    import json
+
+    client = upstream.client()
+    request = client.build_request(
+        "POST", url, data=form, headers={"Accept": "application/json"}
     )
+    with anyio.fail_after(upstream.settings.timeout):
+        response = await client.send(request, auth=(user, password), stream=True)
+        try:
+            body, _, truncated = await read_bounded(response, TOKEN_BODY_LIMIT)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await response.aclose()
     try:
-        return response.status_code, response.json()
-    except ValueError:
+        return response.status_code, None if truncated else json.loads(body)
+    except (ValueError, RecursionError):
         return response.status_code, None
 
 

@@ -1,5 +1,9 @@
 """JSON Schema checks of tool arguments (before any request) and of structured results.
 
+An argument the tool does not take is an error too (naming the closest valid name), although the
+input schemas do not say `additionalProperties: false`: a misspelled optional argument would otherwise
+be dropped without a word.
+
 The validators are compiled once per process: `warm()` imports `jsonschema` and compiles every tool's
 schema (the server runs it in a background thread shortly after the first tools/list, so it delays
 neither the start-up nor the first call) and a call that arrives earlier compiles them itself. A schema that cannot be compiled is not
@@ -8,6 +12,7 @@ enforced (the call goes ahead and a warning is logged once) rather than making t
 
 from __future__ import annotations
 
+import difflib
 import logging
 import threading
 from collections.abc import Mapping
@@ -15,6 +20,7 @@ from typing import Any
 
 MAX_ERRORS = 20  # listed per call
 MAX_MESSAGE = 200  # characters per listed error
+MAX_NAMES = 20  # valid argument names listed when none is close to an unknown one
 
 log = logging.getLogger(__name__.rsplit(".", 1)[0])
 
@@ -62,9 +68,10 @@ class Validators:
 
     def errors(self, name: str, instance: Any) -> list[str]:
         """What is wrong with `instance`, one line per problem; empty when it is valid."""
+        unknown = self.unknown(name, instance)
         validator = self._validator(name)
         if validator is None:
-            return []
+            return unknown
         try:
             found = sorted(
                 validator.iter_errors(instance),
@@ -74,8 +81,8 @@ class Validators:
             log.warning(
                 "schema of %s could not be checked: %s", name, type(exc).__name__
             )
-            return []
-        lines = []
+            return unknown
+        lines = unknown
         for error in found[:MAX_ERRORS]:
             where = "/".join(str(p) for p in error.absolute_path)
             message = (
@@ -86,6 +93,36 @@ class Validators:
             lines.append(f"{where or '(arguments)'}: {message}")
         if len(found) > MAX_ERRORS:
             lines.append(f"... and {len(found) - MAX_ERRORS} more")
+        return lines
+
+    def unknown(self, name: str, instance: Any) -> list[str]:
+        """One line per argument the tool does not take, with the closest name it does take."""
+        schema = self._schemas.get(name)
+        if not isinstance(schema, Mapping) or not isinstance(instance, Mapping):
+            return []
+        if (
+            schema.get("additionalProperties", False) is not False
+        ):  # the schema itself allows other names
+            return []
+        properties = schema.get("properties")
+        known = (
+            [str(key) for key in properties] if isinstance(properties, Mapping) else []
+        )
+        lines = []
+        for key in sorted(str(k) for k in instance if k not in known)[:MAX_ERRORS]:
+            shown = repr(key) if len(key) <= 80 else repr(key[:80]) + "…"
+            close = [
+                k for k in known if k.lower() == key.lower()
+            ] or difflib.get_close_matches(key[:200], known, n=1)
+            if close:
+                lines.append(f"{shown}: unknown argument; did you mean {close[0]!r}?")
+            elif known:
+                listed = ", ".join(known[:MAX_NAMES]) + (
+                    ", …" if len(known) > MAX_NAMES else ""
+                )
+                lines.append(f"{shown}: unknown argument (this tool takes: {listed})")
+            else:
+                lines.append(f"{shown}: unknown argument (this tool takes none)")
         return lines
 
     def first_level_failures(
