@@ -167,6 +167,26 @@ def generate_command(
             help="Smallest tools/list: no output schemas, short tool descriptions, no link URLs. Default: off.",
         ),
     ] = None,
+    ref_root: Annotated[
+        Path | None,
+        typer.Option(
+            "--ref-root",
+            help="Folder local $refs may read below. Default: the spec's folder (a config file cannot widen it).",
+            exists=True,
+            file_okay=False,
+        ),
+    ] = None,
+    allow_remote_refs: Annotated[
+        bool,
+        typer.Option(
+            "--allow-remote-refs",
+            help="Fetch http(s) $refs on any origin. Default: only refs on the origin of a spec loaded from a URL.",
+        ),
+    ] = False,
+    max_spec_mb: Annotated[
+        float | None,
+        typer.Option("--max-spec-mb", min=0.001, help="Largest spec document read, in MB. Default: 50."),
+    ] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print errors only.")] = False,
     verbose: Annotated[
         bool, typer.Option("-v", "--verbose", help="Print every warning and the time of each stage.")
@@ -191,6 +211,9 @@ def generate_command(
         "output_depth": output_depth,
         "input_budget": input_budget,
         "compact": compact,
+        "ref_root": ref_root,
+        "allow_remote_refs": allow_remote_refs or None,
+        "max_spec_mb": max_spec_mb,
     }
     config = _config(spec, flags, tuple(rules or ()), config_file)
     started = time.monotonic()
