@@ -61,7 +61,7 @@ class Store(Mapping[str, Any]):
         try:
             self.docs[uri] = parse(read(uri, self.policy), uri, self.policy)
         except LoadError as exc:
-            self.failures[uri] = f"cannot be loaded: {exc}"
+            self.failures[uri] = f"cannot be loaded: {exc}" + (f" (at #{exc.pointer} in it)" if exc.pointer else "")
 
     def load_all(self) -> None:
         pending, seen = [self.root_uri], set()

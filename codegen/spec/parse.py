@@ -60,7 +60,7 @@ def parse(data: bytes, uri: str, policy: ReadPolicy) -> Any:
 
 
 def _too_deep(uri: str, policy: ReadPolicy, pointer: str) -> LoadError:
-    return LoadError(f"{uri}: nested deeper than {policy.max_depth} levels (at #{pointer})", pointer)
+    return LoadError(f"{uri}: nested deeper than {policy.max_depth} levels", pointer)
 
 
 def _depth_exceeds(document: Any, limit: int) -> bool:
@@ -149,7 +149,7 @@ class _Scan:
 
     def fail(self, message: str) -> LoadError:
         pointer = self.pointer()
-        return LoadError(f"{self.uri}: {message} (at #{pointer})", pointer)
+        return LoadError(f"{self.uri}: {message}", pointer)
 
 
 def _scan_yaml(text: str, uri: str, policy: ReadPolicy) -> None:
