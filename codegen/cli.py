@@ -19,7 +19,7 @@ from typer.core import TyperGroup
 from . import __version__
 from .clients import client_setup, format_snippets
 from .config import Config
-from .configfile import build_config
+from .configfile import build_config, found_notice
 from .diff import diff_tools, tool_summary
 from .pipeline import Result, analyze, generate
 from .problems import Level, Problem, has_errors, sort_key
@@ -223,7 +223,10 @@ def generate_command(
             suffix = f" [{time.monotonic() - started:.1f}s]" if verbose else ""
             typer.echo(f"… {stage}{suffix}", err=True)
 
-    if config.config_file is not None and not quiet:
+    notice = found_notice(config, config_file)
+    if notice is not None:  # also with --quiet: settings the user did not name, maybe templates (code)
+        typer.echo(notice, err=True)
+    elif config.config_file is not None and not quiet:
         typer.echo(f"… settings from {config.config_file}", err=True)
     result = generate(config, progress)
     _print_problems(result.problems, quiet=quiet, verbose=verbose)
@@ -317,6 +320,9 @@ def diff_command(
     changes, 2 a spec could not be read or the configuration is invalid.
     """
     config = _config(new, {"deprecated": deprecated, "validate": False}, tuple(rules or ()), config_file)
+    notice = found_notice(config, config_file)
+    if notice is not None:
+        typer.echo(notice, err=True)
     surfaces = []
     for spec in (old, new):
         api, tools, problems = analyze(replace(config, spec=spec))
