@@ -315,3 +315,13 @@ def test_check_across_folders_through_the_cli(tmp_path: Path) -> None:
         second / "refs" / "main.yaml", "-o", tmp_path / "out", "--check", "--no-validate", cwd=tmp_path
     )
     assert code == 0, stderr
+
+
+def test_names_inside_the_root_do_not_depend_on_its_path_or_file_name(tmp_path: Path) -> None:
+    """`#/components/schemas/Thing/$defs/Dims` is not a plain component: its `$defs` name carries a digest."""
+    specs = [tmp_path / "a" / "one.yaml", tmp_path / "b" / "c" / "two.yaml"]
+    for spec in specs:
+        spec.parent.mkdir(parents=True)
+        shutil.copy(FIXTURES / "openapi31.yaml", spec)
+    first, second = (analyzed(spec)[0] for spec in specs)
+    assert first == second and any(name.startswith("Dims_") for name in first["create_thing"]["$defs"])

@@ -86,11 +86,11 @@ def refusal(target: str, root_uri: str, policy: ReadPolicy) -> str | None:
 
 
 def relative_name(uri: str, root_uri: str) -> str:
-    """`uri` as seen from the root spec: a relative path (`schemas/order.yaml`, `../common.yaml`) for a
+    """`uri` as seen from the root spec ("" for the root itself): a relative path (`schemas/order.yaml`, `../common.yaml`) for a
     document beside it, the URL's path for one on the spec's own origin, else the URL itself. It does not
     depend on where the spec lives, so names derived from it are the same on every machine."""
     if uri == root_uri:
-        return PurePosixPath(urlparse(uri).path).name
+        return ""  # the root spec itself, whatever its file name
     if is_remote(uri) != is_remote(root_uri) or (is_remote(uri) and origin(uri) != origin(root_uri)):
         return uri
     base = PurePosixPath(urlparse(root_uri).path).parent
