@@ -20,7 +20,8 @@ MAX_FINDINGS = 200  # a broken generator of specs can produce thousands; the fir
 
 
 def validate(document: dict[str, Any], base_uri: str, retrieve: Callable[[str], Any] | None = None) -> list[Problem]:
-    """`retrieve(uri)` gives the other documents `$ref`s name (the validator reads nothing itself when given)."""
+    """`retrieve(uri)` gives the other documents `$ref`s name; the validator itself reads nothing (without
+    `retrieve`, a `$ref` to another document stops validation with a warning)."""
     validator_class: Any
     if str(document.get("swagger", "")).startswith("2"):
         validator_class = OpenAPIV2SpecValidator
@@ -30,10 +31,9 @@ def validate(document: dict[str, Any], base_uri: str, retrieve: Callable[[str], 
         validator_class = OpenAPIV30SpecValidator
     else:
         return []  # normalize() reports what the document is not
-    if retrieve is not None:
-        handler = _Handler(retrieve)
-        handlers = {"<all_urls>": handler, "http": handler, "https": handler, "file": handler}
-        validator_class = type(validator_class.__name__, (validator_class,), {"resolver_handlers": handlers})
+    handler = _Handler(retrieve or _no_reads)
+    handlers = {"<all_urls>": handler, "http": handler, "https": handler, "file": handler}
+    validator_class = type(validator_class.__name__, (validator_class,), {"resolver_handlers": handlers})
     try:
         validator = validator_class(document, base_uri=base_uri)
         findings = list(islice(validator.iter_errors(), MAX_FINDINGS + 1))
@@ -53,6 +53,10 @@ class _Handler:
 
     def __call__(self, uri: str) -> Any:
         return self.retrieve(urldefrag(uri)[0])
+
+
+def _no_reads(uri: str) -> Any:
+    raise LookupError(f"{uri} is not read by the validator")
 
 
 def _problem(finding: Any) -> Problem:
