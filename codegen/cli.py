@@ -20,7 +20,7 @@ from typer.core import TyperGroup
 from . import __version__, options
 from .emit.clients import client_setup, format_snippets
 from .config import Config
-from .configfile import build_config
+from .configfile import build_config, found_notice
 from .options import CONFIG_HELP
 from .surface.diff import diff_tools, tool_summary
 from .emit.escape import safe_url
@@ -87,6 +87,9 @@ def generate_command(
     output_depth: options.OutputDepth = None,
     input_budget: options.InputBudget = None,
     compact: options.Compact = None,
+    ref_root: options.RefRoot = None,
+    allow_remote_refs: options.AllowRemoteRefs = False,
+    max_spec_mb: options.MaxSpecMb = None,
     quiet: options.Quiet = False,
     verbose: options.Verbose = False,
 ) -> None:
@@ -109,9 +112,15 @@ def generate_command(
         "output_depth": output_depth,
         "input_budget": input_budget,
         "compact": compact,
+        "ref_root": ref_root,
+        "allow_remote_refs": allow_remote_refs or None,
+        "max_spec_mb": max_spec_mb,
     }
     config = _config(spec, flags, tuple(rules or ()), config_file)
-    if config.config_file is not None and not quiet:
+    notice = found_notice(config, config_file)
+    if notice is not None:  # also with --quiet: settings the user did not name, maybe templates (code)
+        typer.echo(notice, err=True)
+    elif config.config_file is not None and not quiet:
         typer.echo(f"… settings from {config.config_file}", err=True)
     result = generate(config, _progress(quiet, verbose))
     _print_problems(result.problems, quiet=quiet, verbose=verbose)
@@ -221,6 +230,9 @@ def diff_command(
     changes, 2 a spec could not be read or the configuration is invalid.
     """
     config = _config(new, {"deprecated": deprecated, "validate": False}, tuple(rules or ()), config_file)
+    notice = found_notice(config, config_file)
+    if notice is not None:
+        typer.echo(notice, err=True)
     surfaces = []
     for spec in (old, new):
         api, tools, problems = analyze(replace(config, spec=spec))

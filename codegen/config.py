@@ -78,3 +78,6 @@ class Config:
     unmatched: Action = "include"  # what happens to an operation no rule matches
     overrides: tuple[Override, ...] = ()  # per-operation name/title/description/annotations
     config_file: Path | None = None  # the file the settings came from, if any
+    ref_root: Path | None = None  # local $refs may read below this folder (default: the spec's folder); flag only
+    allow_remote_refs: bool = False  # fetch http(s) $refs on any origin; flag only
+    max_spec_mb: float = 50  # bytes one spec document may have, in MB

@@ -94,6 +94,23 @@ def build_config(
     return Config(spec=spec, **values), []
 
 
+def found_notice(config: Config, explicit: Path | None) -> str | None:
+    """What to tell on stderr about a config file picked up without `--config`: which file, and whether it
+    sets `templates` (templates are code: they write the generated package). None when there is nothing
+    to tell."""
+    path = config.config_file
+    if path is None or explicit is not None:
+        return None
+    notice = f"note: using settings from {path} (found without --config)"
+    values, _ = read_config(path)
+    if "templates" in values:
+        notice += (
+            f"; it sets templates = {values['templates']}: those templates are code that writes the generated "
+            "package, review them if you did not write them"
+        )
+    return notice
+
+
 def read_config(path: Path) -> tuple[dict[str, Any], list[Problem]]:
     """Config fields from a TOML file (relative paths in it are relative to the file)."""
     source = str(path)

@@ -108,5 +108,25 @@ Compact = Annotated[
         help="Smallest tools/list: no output schemas, short tool descriptions, no link URLs. Default: off.",
     ),
 ]
+RefRoot = Annotated[
+    Path | None,
+    typer.Option(
+        "--ref-root",
+        help="Folder local $refs may read below. Default: the spec's folder (a config file cannot widen it).",
+        exists=True,
+        file_okay=False,
+    ),
+]
+AllowRemoteRefs = Annotated[
+    bool,
+    typer.Option(
+        "--allow-remote-refs",
+        help="Fetch http(s) $refs on any origin. Default: only refs on the origin of a spec loaded from a URL.",
+    ),
+]
+MaxSpecMb = Annotated[
+    float | None,
+    typer.Option("--max-spec-mb", min=0.001, help="Largest spec document read, in MB. Default: 50."),
+]
 Quiet = Annotated[bool, typer.Option("-q", "--quiet", help="Print errors only.")]
 Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="Print every warning and the time of each stage.")]

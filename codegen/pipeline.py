@@ -15,7 +15,8 @@ from .emit.clients import client_setup
 from .config import Config
 from .emit.escape import safe_url
 from .emit.format import format_files
-from .spec.load import load
+from .spec.load import open_documents
+from .spec.policy import MB, ReadPolicy
 from .spec.model import Api
 from .spec.normalize import normalize
 from .problems import Problem, error, has_errors
@@ -59,15 +60,23 @@ def _quiet(_: str) -> None:
 def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, list[ToolSpec], list[Problem]]:
     """The spec's tools, without rendering: load, validate, normalize, select, map, override."""
     progress(f"loading {config.spec}")
-    documents, problems = load(config.spec)
+    documents, problems = open_documents(
+        config.spec, ReadPolicy(config.ref_root, config.allow_remote_refs, int(config.max_spec_mb * MB))
+    )
     if documents is None:
         return None, [], problems
+    original = documents
+
+    def validated() -> list[Problem]:
+        """Run last, so that the validator sees only the documents generation read (it reads none itself)."""
+        if config.validate or (config.validate is None and _operation_count(original.root) <= VALIDATE_MAX_OPERATIONS):
+            progress("validating with openapi-spec-validator")
+            return validate(original.root, original.root_uri, original.loaded)
+        if config.validate is None:
+            progress(f"not validating: more than {VALIDATE_MAX_OPERATIONS} operations (--validate forces it)")
+        return []
+
     document: Any = documents.root
-    if config.validate or (config.validate is None and _operation_count(document) <= VALIDATE_MAX_OPERATIONS):
-        progress("validating with openapi-spec-validator")
-        problems += validate(document, documents.root_uri)
-    elif config.validate is None:
-        progress(f"not validating: more than {VALIDATE_MAX_OPERATIONS} operations (--validate forces it)")
     pointers: PointerMap | None = None
     if is_swagger2(document):
         progress("upgrading Swagger 2.0 to the OpenAPI 3.0 shape")
@@ -84,7 +93,7 @@ def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, li
     api, found = normalize(document, resolver)
     problems += here(found)
     if api is None:
-        return None, [], problems
+        return None, [], problems + documents.problems() + validated()
     found_operations = len(api.operations)
     api, found = select_operations(api, config, resolver)
     problems += here(found)
@@ -99,6 +108,7 @@ def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, li
     problems += here(found)
     tools, found = apply_overrides(tools, config, resolver)
     problems += here(found)
+    problems += documents.problems() + validated()  # the $refs that could not be read, each at its site
     if not tools and found_operations and not api.operations:
         problems.append(
             error(

@@ -24,8 +24,8 @@ from conftest import FIXTURES, mini_spec, write_spec
 from support.recorder import Reply, Upstream, recording_upstream
 
 
-def tools_of(spec: Path | str) -> dict[str, ToolSpec]:
-    api, tools, problems = analyze(Config(spec=str(spec)))
+def tools_of(spec: Path | str, **settings: Any) -> dict[str, ToolSpec]:
+    api, tools, problems = analyze(Config(spec=str(spec), **settings))
     assert api is not None and tools, [str(p) for p in problems]
     for tool in tools:  # every schema is valid JSON Schema 2020-12
         jsonschema.Draft202012Validator.check_schema(tool.input_schema)
@@ -436,7 +436,7 @@ def test_ref_to_a_url_from_a_local_file(served_refs: Upstream, tmp_path: Path) -
     spec = mini_spec(
         {"/c": {"post": {"operationId": "postC", "requestBody": body, "responses": {"204": {"description": "ok"}}}}}
     )
-    schema = tools_of(write_spec(tmp_path, spec))["post_c"].input_schema
+    schema = tools_of(write_spec(tmp_path, spec), allow_remote_refs=True)["post_c"].input_schema
     assert set(schema["properties"]) == {"name", "referrer", "orders"}
     assert sorted(k.split("_")[0] for k in schema["$defs"]) == ["Customer", "order"]
 

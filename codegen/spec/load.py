@@ -1,37 +1,162 @@
-"""Read the spec (file or URL, YAML or JSON) and every document it references.
+"""Read the spec (file or URL, YAML or JSON) and, on demand, every document it references.
 
-This is the only stage that reads from disk or the network. It returns a `Documents` bundle: the root
-document and, by absolute URI, each external document a `$ref` points at, so that later stages resolve
-references without any I/O.
+This is the only stage that reads from disk or the network, and every read follows spec/policy.py: refs
+stay inside the spec's folder (or `--ref-root`), remote refs need `--allow-remote-refs` (except same-origin
+refs of a spec loaded from a URL), and each read and parse is bounded. It returns a `Documents` bundle: the
+root document and, by absolute URI, each external document a `$ref` points at. External documents are
+read when a `$ref` to them is first resolved, so refs no operation reaches are never read.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag, urljoin, urlparse
-from urllib.request import url2pathname
 
-import yaml
+from ..problems import Problem, error, join
+from .fetch import read
+from .parse import parse
+from .policy import LoadError, ReadPolicy, refusal, relative_name
 
-from ..problems import Problem, error
+__all__ = ["Documents", "LoadError", "ReadPolicy", "external_refs", "iter_refs", "load", "open_documents", "to_uri"]
 
-MAX_DOCUMENTS = 500  # external documents followed at most, so a ref cycle across URLs ends
-URL_TIMEOUT = 30.0
+Transform = Callable[[str, Any], Any]
+
+
+class Store(Mapping[str, Any]):
+    """The root document and each document a `$ref` names, read on first lookup (None: it could not be read).
+    Iterating reads every document reachable from the root."""
+
+    def __init__(self, root_uri: str, root: Any, policy: ReadPolicy) -> None:
+        self.root_uri, self.policy = root_uri, policy
+        self.docs: dict[str, Any] = {root_uri: root}
+        self.failures: dict[str, str] = {}  # uri -> why it could not be read
+        self.reads = 0  # documents read besides the root
+
+    def __getitem__(self, uri: str) -> Any:
+        if uri not in self.docs:
+            self._read(uri)
+        return self.docs[uri]
+
+    def __iter__(self) -> Iterator[str]:
+        self.load_all()
+        return iter(sorted(self.docs))
+
+    def __len__(self) -> int:
+        self.load_all()
+        return len(self.docs)
+
+    def _read(self, uri: str) -> None:
+        self.docs[uri] = None
+        reason = refusal(uri, self.root_uri, self.policy)
+        if reason is None and self.reads >= self.policy.max_documents:
+            reason = f"more than {self.policy.max_documents} documents are referenced, the limit"
+        if reason is not None:
+            self.failures[uri] = f"not read: {reason}"
+            return
+        self.reads += 1
+        try:
+            self.docs[uri] = parse(read(uri, self.policy), uri, self.policy)
+        except LoadError as exc:
+            self.failures[uri] = f"cannot be loaded: {exc}" + (f" (at #{exc.pointer} in it)" if exc.pointer else "")
+
+    def load_all(self) -> None:
+        pending, seen = [self.root_uri], set()
+        while pending:
+            uri = pending.pop()
+            if uri in seen:
+                continue
+            seen.add(uri)
+            document = self[uri]
+            if document is not None:
+                pending.extend(sorted(set(external_refs(document, uri)) - seen, reverse=True))
+
+    def problems(self) -> list[Problem]:
+        """One error per document that could not be read, at the first `$ref` found naming it."""
+        if not self.failures:
+            return []
+        sites = _ref_sites({uri: doc for uri, doc in self.docs.items() if doc is not None}, set(self.failures))
+        found = []
+        for uri, reason in sorted(self.failures.items()):
+            written, source, pointer = sites.get(uri, (relative_name(uri, self.root_uri), uri, ""))
+            found.append(error(f"$ref {written!r} {reason}", pointer, "" if source == self.root_uri else source))
+        return found
+
+
+def _ref_sites(docs: Mapping[str, Any], wanted: set[str]) -> dict[str, tuple[str, str, str]]:
+    """For each wanted document: the first `$ref` naming it (as written), the document and pointer it is in."""
+    sites: dict[str, tuple[str, str, str]] = {}
+    for base in sorted(docs):
+        stack: list[tuple[Any, str]] = [(docs[base], "")]
+        while stack and len(sites) < len(wanted):
+            node, pointer = stack.pop()
+            if isinstance(node, dict):
+                ref = node.get("$ref")
+                if isinstance(ref, str) and not ref.startswith("#"):
+                    target = urldefrag(urljoin(base, ref))[0]
+                    if target in wanted and target not in sites:
+                        sites[target] = (ref, base, join(pointer, "$ref"))
+                stack.extend((value, join(pointer, key)) for key, value in reversed(node.items()))
+            elif isinstance(node, list):
+                stack.extend((value, join(pointer, index)) for index, value in reversed(list(enumerate(node))))
+    return sites
+
+
+class _Derived(Mapping[str, Any]):
+    """The documents of `base` with the root replaced and `transform` applied to the others when first read."""
+
+    def __init__(self, base: Mapping[str, Any], root_uri: str, root: Any, transform: Transform) -> None:
+        self.base, self.root_uri, self.transform = base, root_uri, transform
+        self.cache: dict[str, Any] = {root_uri: root}
+
+    def __getitem__(self, uri: str) -> Any:
+        if uri not in self.cache:
+            document = self.base[uri]
+            self.cache[uri] = None if document is None else self.transform(uri, document)
+        return self.cache[uri]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.base)
+
+    def __len__(self) -> int:
+        return len(self.base)
 
 
 @dataclass(frozen=True, slots=True)
 class Documents:
     root_uri: str
-    by_uri: Mapping[str, Any]  # absolute URI (no fragment) -> parsed document
+    by_uri: Mapping[str, Any]  # absolute URI (no fragment) -> parsed document (None: could not be read)
+    store: Store | None = None  # the reader behind by_uri when documents are read on demand
 
     @property
     def root(self) -> Any:
         return self.by_uri[self.root_uri]
+
+    def problems(self) -> list[Problem]:
+        """The documents that could not be read so far, each at the `$ref` naming it."""
+        return self.store.problems() if self.store is not None else []
+
+    def reason(self, uri: str) -> str:
+        """Why the document at `uri` is missing, naming the rule that refused it."""
+        failure = self.store.failures.get(uri) if self.store is not None else None
+        return f"$ref {self.relative(uri)!r} {failure}" if failure else f"document {uri} could not be loaded"
+
+    def relative(self, uri: str) -> str:
+        """The document's name relative to the root spec: the same wherever the spec is."""
+        return relative_name(uri, self.root_uri)
+
+    def replace_root(self, root: Any, transform: Transform) -> Documents:
+        return Documents(self.root_uri, _Derived(self.by_uri, self.root_uri, root, transform), self.store)
+
+    def loaded(self, uri: str) -> Any:
+        """An original document already read (for the validator); it reads nothing more."""
+        document = self.store.docs.get(uri) if self.store is not None else self.by_uri.get(uri)
+        if document is None:
+            raise LoadError(f"{self.relative(uri)} is not read: no operation uses it, or it could not be loaded")
+        return document
 
 
 def to_uri(source: str) -> str:
@@ -41,109 +166,27 @@ def to_uri(source: str) -> str:
     return Path(os.path.abspath(source)).as_uri()
 
 
-def load(source: str) -> tuple[Documents | None, list[Problem]]:
+def open_documents(source: str, policy: ReadPolicy | None = None) -> tuple[Documents | None, list[Problem]]:
+    """Read the root spec; the documents its `$ref`s name are read when first looked up."""
+    policy = policy or ReadPolicy()
     root_uri = to_uri(source)
-    problems: list[Problem] = []
-    by_uri: dict[str, Any] = {}
-    pending = [root_uri]
-    while pending and len(by_uri) < MAX_DOCUMENTS:
-        uri = pending.pop()
-        if uri in by_uri:
-            continue
-        try:
-            document = parse(read(uri), uri)
-        except LoadError as exc:
-            if uri == root_uri:
-                return None, [error(str(exc))]
-            problems.append(error(f"cannot load referenced document: {exc}", source=uri))
-            by_uri[uri] = None
-            continue
-        by_uri[uri] = document
-        for ref_uri in sorted(external_refs(document, uri)):
-            if ref_uri not in by_uri:
-                pending.append(ref_uri)
-    if not isinstance(by_uri[root_uri], dict):
+    try:
+        document = parse(read(root_uri, policy), root_uri, policy)
+    except LoadError as exc:
+        return None, [error(str(exc), exc.pointer)]
+    if not isinstance(document, dict):
         return None, [error("the spec is not a JSON/YAML object (an OpenAPI document is a mapping)")]
-    return Documents(root_uri, by_uri), problems
+    store = Store(root_uri, document, policy)
+    return Documents(root_uri, store, store), []
 
 
-class LoadError(Exception):
-    pass
-
-
-def read(uri: str) -> bytes:
-    parsed = urlparse(uri)
-    if parsed.scheme in ("http", "https"):
-        import httpx  # only needed for URLs
-
-        try:
-            response = httpx.get(uri, follow_redirects=True, timeout=URL_TIMEOUT)
-        except httpx.HTTPError as exc:
-            raise LoadError(f"cannot fetch {uri}: {exc}") from None
-        if response.status_code >= 400:
-            raise LoadError(f"cannot fetch {uri}: HTTP {response.status_code}")
-        return response.content
-    if parsed.scheme == "file":
-        path = Path(url2pathname(parsed.path))
-        try:
-            return path.read_bytes()
-        except FileNotFoundError:
-            raise LoadError(f"no such file: {path}") from None
-        except OSError as exc:
-            raise LoadError(f"cannot read {path}: {exc.strerror}") from None
-    raise LoadError(f"unsupported URI scheme in {uri!r} (use a file path or an http(s) URL)")
-
-
-class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
-    """Safe YAML loader that keeps timestamps as strings (JSON has no dates)."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def parse(data: bytes, uri: str) -> Any:
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise LoadError(f"{uri} is not UTF-8 text") from None
-    stripped = text.lstrip()
-    if stripped.startswith(("{", "[")):
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            if not uri.endswith((".yaml", ".yml")):
-                raise LoadError(f"{uri}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    try:
-        return _jsonable(yaml.load(text, Loader=_Loader))  # noqa: S506 - a safe loader
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        reason = getattr(exc, "problem", None) or str(exc)
-        raise LoadError(f"{uri}: invalid YAML{where}: {reason}") from None
-
-
-def _jsonable(node: Any) -> Any:
-    """YAML allows keys and scalars JSON has not (int keys like `200:`, binary); make it JSON's data model."""
-    if isinstance(node, dict):
-        return {_key(k): _jsonable(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_jsonable(v) for v in node]
-    if isinstance(node, bytes):
-        return node.decode("latin-1")
-    if isinstance(node, float) and node != node:  # .nan
-        return None
-    return node
-
-
-def _key(key: Any) -> str:
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    if key is None:
-        return "null"
-    return str(key)
+def load(source: str, policy: ReadPolicy | None = None) -> tuple[Documents | None, list[Problem]]:
+    """Read the root spec and every document reachable from it through `$ref`s."""
+    documents, problems = open_documents(source, policy)
+    if documents is None or documents.store is None:
+        return documents, problems
+    documents.store.load_all()
+    return documents, documents.problems()
 
 
 def external_refs(document: Any, base_uri: str) -> Iterator[str]:

@@ -48,7 +48,7 @@ class Resolver:
         """The node at a location; raises RefError when the pointer leads nowhere."""
         document = self.documents.by_uri.get(at.uri)
         if document is None:
-            raise RefError(f"document {at.uri} could not be loaded", at)
+            raise RefError(self.documents.reason(at.uri), at)
         node = document
         if not at.pointer:
             return node

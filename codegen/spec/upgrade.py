@@ -65,9 +65,8 @@ def upgrade(documents: Documents) -> tuple[Documents, PointerMap, list[Problem]]
     """The bundle with its 2.0 root replaced by the equivalent 3.0 document."""
     upgrader = _Upgrader(documents)
     upgraded = upgrader.run()
-    by_uri = {uri: refs_into_root(doc, uri, documents.root_uri) for uri, doc in documents.by_uri.items()}
-    by_uri[documents.root_uri] = upgraded
-    return Documents(documents.root_uri, by_uri), PointerMap(dict(upgrader.moved)), upgrader.problems
+    upgraded_documents = documents.replace_root(upgraded, lambda uri, doc: refs_into_root(doc, uri, documents.root_uri))
+    return upgraded_documents, PointerMap(dict(upgrader.moved)), upgrader.problems
 
 
 class _Upgrader(ParameterUpgrader):

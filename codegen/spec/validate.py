@@ -7,8 +7,10 @@ offending node.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import islice
 from typing import Any
+from urllib.parse import urldefrag
 
 from openapi_spec_validator import OpenAPIV2SpecValidator, OpenAPIV30SpecValidator, OpenAPIV31SpecValidator
 
@@ -17,7 +19,9 @@ from ..problems import Level, Problem, join
 MAX_FINDINGS = 200  # a broken generator of specs can produce thousands; the first ones tell the story
 
 
-def validate(document: dict[str, Any], base_uri: str) -> list[Problem]:
+def validate(document: dict[str, Any], base_uri: str, retrieve: Callable[[str], Any] | None = None) -> list[Problem]:
+    """`retrieve(uri)` gives the other documents `$ref`s name; the validator itself reads nothing (without
+    `retrieve`, a `$ref` to another document stops validation with a warning)."""
     validator_class: Any
     if str(document.get("swagger", "")).startswith("2"):
         validator_class = OpenAPIV2SpecValidator
@@ -27,6 +31,9 @@ def validate(document: dict[str, Any], base_uri: str) -> list[Problem]:
         validator_class = OpenAPIV30SpecValidator
     else:
         return []  # normalize() reports what the document is not
+    handler = _Handler(retrieve or _no_reads)
+    handlers = {"<all_urls>": handler, "http": handler, "https": handler, "file": handler}
+    validator_class = type(validator_class.__name__, (validator_class,), {"resolver_handlers": handlers})
     try:
         validator = validator_class(document, base_uri=base_uri)
         findings = list(islice(validator.iter_errors(), MAX_FINDINGS + 1))
@@ -38,6 +45,18 @@ def validate(document: dict[str, Any], base_uri: str) -> list[Problem]:
     if len(findings) > MAX_FINDINGS:
         problems.append(Problem(Level.WARNING, f"more than {MAX_FINDINGS} validation findings; the rest are not shown"))
     return problems
+
+
+class _Handler:
+    def __init__(self, retrieve: Callable[[str], Any]) -> None:
+        self.retrieve = retrieve
+
+    def __call__(self, uri: str) -> Any:
+        return self.retrieve(urldefrag(uri)[0])
+
+
+def _no_reads(uri: str) -> Any:
+    raise LookupError(f"{uri} is not read by the validator")
 
 
 def _problem(finding: Any) -> Problem:

@@ -72,7 +72,9 @@ class SchemaConverter(NodeConverter):
                 raw = ref.uri.rstrip("/").rsplit("/", 1)[-1].split("?")[0].rsplit(".", 1)[0]
             safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", raw).strip("_")[:60] or "schema"
             if not (match and DEF_NAME.match(raw)):
-                digest = hashlib.sha1(f"{ref.uri}#{ref.pointer}".encode()).hexdigest()[:6]
+                digest = hashlib.sha1(
+                    f"{self.resolver.documents.relative(ref.uri)}#{ref.pointer}".encode()
+                ).hexdigest()[:6]
                 safe = f"{safe}_{digest}"
             self._names[ref] = safe
             self._named.setdefault(safe, ref)

@@ -1,0 +1,219 @@
+"""Bytes -> JSON data model, YAML or JSON, within the policy's parser limits.
+
+YAML is scanned as an event stream first (no node graph, no recursion): nesting deeper than the limit,
+an alias to a node still open (a recursive structure), or aliases that expand to more nodes than the
+limit (an alias bomb) are refused there, each with the JSON pointer where it happens, before anything
+is constructed. JSON nesting is checked the same way. Error messages never quote the document.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from ..problems import escape
+from .policy import LoadError, ReadPolicy
+
+
+class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
+    """Safe YAML loader that keeps timestamps as strings (JSON has no dates)."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def parse(data: bytes, uri: str, policy: ReadPolicy) -> Any:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise LoadError(f"{uri} is not UTF-8 text") from None
+    stripped = text.lstrip()
+    if stripped.startswith(("{", "[")):
+        try:
+            document = json.loads(text)
+        except RecursionError:
+            raise _too_deep(uri, policy, _json_pointer_at_depth(text, policy.max_depth)) from None
+        except json.JSONDecodeError as exc:
+            if not uri.endswith((".yaml", ".yml")):
+                raise LoadError(f"{uri}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        else:
+            if _depth_exceeds(document, policy.max_depth):
+                raise _too_deep(uri, policy, _json_pointer_at_depth(text, policy.max_depth))
+            return document
+    try:
+        _scan_yaml(text, uri, policy)
+        return _jsonable(yaml.load(text, Loader=_Loader))  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        reason = getattr(exc, "problem", None) or type(exc).__name__
+        raise LoadError(f"{uri}: invalid YAML{where}: {reason}") from None
+    except RecursionError:  # not expected after the scan; a safety net
+        raise LoadError(f"{uri}: nested too deeply to read") from None
+
+
+def _too_deep(uri: str, policy: ReadPolicy, pointer: str) -> LoadError:
+    return LoadError(f"{uri}: nested deeper than {policy.max_depth} levels", pointer)
+
+
+def _depth_exceeds(document: Any, limit: int) -> bool:
+    stack: list[tuple[Any, int]] = [(document, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},:]')
+
+
+def _json_pointer_at_depth(text: str, depth: int) -> str:
+    """The pointer of the first container nested `depth` levels deep in JSON text (a token scan)."""
+    frames: list[list[Any]] = []  # [is_object, token, expecting_key]
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in "[{":
+            if len(frames) >= depth:
+                break
+            frames.append([token == "{", 0 if token == "[" else "", token == "{"])
+        elif token in "]}":
+            if frames:
+                frames.pop()
+        elif token == ",":
+            if frames and frames[-1][0]:
+                frames[-1][2] = True
+            elif frames:
+                frames[-1][1] += 1
+        elif token == ":":
+            if frames:
+                frames[-1][2] = False
+        elif frames and frames[-1][0] and frames[-1][2]:
+            try:
+                frames[-1][1] = json.loads(token)
+            except ValueError:
+                frames[-1][1] = token[1:-1]
+    return "".join("/" + escape(frame[1]) for frame in frames)
+
+
+@dataclass
+class _Frame:
+    is_map: bool
+    anchor: str | None
+    start: int  # expanded node count when it opened
+    index: int = 0  # sequence: the next item's index
+    key: str = ""  # mapping: the current key
+    want_key: bool = True  # mapping: the next node is a key
+
+
+@dataclass
+class _Scan:
+    uri: str
+    policy: ReadPolicy
+    frames: list[_Frame] = field(default_factory=list)
+    sizes: dict[str, int] = field(default_factory=dict)  # finished anchors -> nodes they expand to
+    open: set[str] = field(default_factory=set)  # anchors of collections not finished yet
+    nodes: int = 0  # nodes so far, aliases expanded
+    added: int = 0  # nodes aliases added
+
+    def pointer(self) -> str:
+        tokens: list[str] = []
+        for frame in self.frames:
+            tokens.append(frame.key if frame.is_map else str(frame.index))
+        return "".join("/" + escape(t) for t in tokens)
+
+    def node_done(self, scalar: str | None) -> None:
+        if not self.frames:
+            return
+        parent = self.frames[-1]
+        if parent.is_map:
+            if parent.want_key:
+                parent.key = scalar if scalar is not None else "?"
+            parent.want_key = not parent.want_key
+        else:
+            parent.index += 1
+
+    def fail(self, message: str) -> LoadError:
+        pointer = self.pointer()
+        return LoadError(f"{self.uri}: {message}", pointer)
+
+
+def _scan_yaml(text: str, uri: str, policy: ReadPolicy) -> None:
+    """Refuse YAML nested too deeply, with recursive aliases, or whose aliases expand too far."""
+    parser = _Loader(text)
+    scan = _Scan(uri, policy)
+    try:
+        while True:
+            event = parser.get_event()
+            if event is None or isinstance(event, yaml.StreamEndEvent):
+                return
+            if isinstance(event, yaml.CollectionStartEvent):
+                if len(scan.frames) >= policy.max_depth:
+                    raise scan.fail(f"nested deeper than {policy.max_depth} levels")
+                scan.nodes += 1
+                anchor = event.anchor
+                if anchor is not None:
+                    scan.open.add(anchor)
+                scan.frames.append(_Frame(isinstance(event, yaml.MappingStartEvent), anchor, scan.nodes))
+            elif isinstance(event, yaml.CollectionEndEvent):
+                frame = scan.frames.pop()
+                if frame.anchor is not None:
+                    scan.open.discard(frame.anchor)
+                    scan.sizes[frame.anchor] = scan.nodes - frame.start + 1
+                scan.node_done(None)
+            elif isinstance(event, yaml.ScalarEvent):
+                scan.nodes += 1
+                if event.anchor is not None:
+                    scan.sizes[event.anchor] = 1
+                scan.node_done(event.value)
+            elif isinstance(event, yaml.AliasEvent):
+                name = event.anchor or ""
+                if name in scan.open:
+                    raise scan.fail(f"the alias *{name} refers to a node that contains it (a recursive structure)")
+                size = scan.sizes.get(name, 1)
+                scan.nodes += size
+                scan.added += size
+                if scan.added > policy.max_alias_nodes:
+                    raise scan.fail(
+                        f"YAML aliases expand to more than {policy.max_alias_nodes:,} nodes (an alias bomb); refused"
+                    )
+                scan.node_done(None)
+    finally:
+        dispose = getattr(parser, "dispose", None)
+        if dispose is not None:
+            dispose()
+
+
+def _jsonable(node: Any) -> Any:
+    """YAML allows keys and scalars JSON has not (int keys like `200:`, binary); make it JSON's data model."""
+    if isinstance(node, dict):
+        return {_key(k): _jsonable(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_jsonable(v) for v in node]
+    if isinstance(node, bytes):
+        return node.decode("latin-1")
+    if isinstance(node, float) and node != node:  # .nan
+        return None
+    return node
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    return str(key)
