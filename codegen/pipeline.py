@@ -21,6 +21,7 @@ from .problems import Problem, error, has_errors
 from .refs import Resolver
 from .render import Project, render, slug
 from .select import apply_overrides, select_operations
+from .spec.security import overlay as overlay_security
 from .tools import ToolSpec, map_tools
 from .upgrade import PointerMap, is_swagger2, upgrade
 from .validate import validate
@@ -73,6 +74,8 @@ def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, li
         document = documents.root
         problems += found
     resolver = Resolver(documents)
+    document, found = overlay_security(document, config)
+    problems += found
 
     def here(found: list[Problem]) -> list[Problem]:
         """Problems found in the upgraded document, pointed back into the Swagger 2.0 one."""

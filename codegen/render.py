@@ -17,6 +17,7 @@ from typing import Any
 import jinja2
 
 from . import __version__
+from .emit.variables import all_variables, scheme_base
 from .model import Api
 from .problems import Problem, error
 from .tools import ToolSpec
@@ -27,6 +28,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("README.md.jinja", "README.md"),
     ("Dockerfile.jinja", "Dockerfile"),
     ("dockerignore.jinja", ".dockerignore"),
+    ("env.example.jinja", ".env.example"),
     ("__init__.py.jinja", "src/{package}/__init__.py"),
     ("__main__.py.jinja", "src/{package}/__main__.py"),
     ("server.py.jinja", "src/{package}/server.py"),
@@ -34,6 +36,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("requests.py.jinja", "src/{package}/requests.py"),
     ("responses.py.jinja", "src/{package}/responses.py"),
     ("auth.py.jinja", "src/{package}/auth.py"),
+    ("oauth.py.jinja", "src/{package}/oauth.py"),
     ("validation.py.jinja", "src/{package}/validation.py"),
     ("upstream.py.jinja", "src/{package}/upstream.py"),
     ("stdio.py.jinja", "src/{package}/stdio.py"),
@@ -109,6 +112,7 @@ def render(
 
 
 def _context(api: Api, tools: Sequence[ToolSpec], project: Project, default_base_url: str | None) -> dict[str, Any]:
+    schemes = security_schemes(api, tools, project)
     return {
         "generator_version": __version__,
         "project": project,
@@ -117,7 +121,8 @@ def _context(api: Api, tools: Sequence[ToolSpec], project: Project, default_base
         "tools": tools,
         "tools_json": _dump([tool.to_json() for tool in tools]),
         "routes_json": _dump({tool.name: tool.plan.to_json() for tool in tools}),
-        "security_schemes": security_schemes(api, tools, project),
+        "security_schemes": schemes,
+        "environment": all_variables(project.env_prefix, schemes),
     }
 
 
@@ -130,10 +135,11 @@ def security_schemes(api: Api, tools: Sequence[ToolSpec], project: Project) -> l
     """The security schemes some tool uses, with the environment variables that hold their credentials."""
     used = {key for tool in tools for alternative in tool.plan.security for key, _ in alternative}
     schemes = []
+    taken: set[str] = set()
     for scheme in api.security_schemes:
         if scheme.key not in used:
             continue
-        base = env_name(project.env_prefix, scheme.key)
+        base = scheme_base(project.env_prefix, scheme.key, taken)  # never one of the server's own variables
         if scheme.type == "http" and scheme.scheme == "basic":
             kind, env = "basic", {"username": f"{base}_USERNAME", "password": f"{base}_PASSWORD"}
         elif scheme.type == "apiKey":

@@ -22,7 +22,14 @@ from .problems import Level, Problem
 from .refs import Resolver
 from .tools import ToolSpec
 
-EXTENSIONS = ("x-mcp-name", "x-mcp-title", "x-mcp-description", "x-mcp-annotations", "x-mcp-exclude")
+EXTENSIONS = (
+    "x-mcp-name",
+    "x-mcp-title",
+    "x-mcp-description",
+    "x-mcp-annotations",
+    "x-mcp-exclude",
+    "x-mcp-security",  # read by spec/security.py
+)
 
 
 def find_override(op: Operation, overrides: Sequence[Override]) -> Override | None:

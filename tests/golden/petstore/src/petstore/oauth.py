@@ -1,0 +1,659 @@
+"""The HTTP transport as an OAuth 2.1 resource server (the MCP authorization specification, 2025-06-18 on).
+
+With `--auth-issuer` (or `PETSTORE_AUTH_ISSUER`) every request to /mcp needs an access token from
+that authorization server:
+
+- Protected Resource Metadata (RFC 9728) at /.well-known/oauth-protected-resource and its path form
+  /.well-known/oauth-protected-resource/mcp: the resource (`--auth-audience`), the authorization server and the
+  scopes; a request without a valid token gets 401 with `WWW-Authenticate: Bearer resource_metadata="..."`.
+- JWT access tokens are checked against the issuer's keys (JWKS), found through its RFC 8414 or OpenID
+  metadata: signature with an allow-list of asymmetric algorithms (never `none`, never a shared secret), `iss`,
+  `exp` and `nbf` with a small leeway, and `aud` equal to this server's resource URL (RFC 8707). The key set is
+  cached; an unknown key id fetches it again (at most once per JWKS_REFRESH seconds), so key rotation works.
+- Other (opaque) tokens are checked with RFC 7662 introspection when `--auth-introspection-url` is set.
+- Scopes: `--auth-scopes` are needed for every request; a tool whose operation's OAuth2 security lists scopes
+  needs them too (any one alternative's), else 403 with `error="insufficient_scope"`. Scopes are read from the
+  token's space-separated `scope` claim, or `scp`.
+- Upstream credentials per caller (`--upstream-auth`): `exchange` trades the caller's token for an upstream token
+  with RFC 8693 token exchange (cached per subject until it expires); `passthrough` forwards the caller's token.
+
+No token or secret is ever logged or put in an error: a refusal says why in general terms only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import anyio
+import httpx
+import jwt
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.routes import create_protected_resource_routes
+from pydantic import AnyHttpUrl
+from starlette.applications import Starlette
+from starlette.authentication import AuthCredentials
+from starlette.routing import Route
+
+from .auth import SCHEMES
+from .settings import Settings
+
+if TYPE_CHECKING:
+    from .server import Routes
+
+log = logging.getLogger("petstore.oauth")
+ALGORITHMS = (
+    "RS256",
+    "RS384",
+    "RS512",
+    "PS256",
+    "PS384",
+    "PS512",
+    "ES256",
+    "ES384",
+    "ES512",
+    "EdDSA",
+)
+LEEWAY = 30  # seconds of clock skew allowed for exp and nbf
+JWKS_REFRESH = 30.0  # seconds: the shortest interval between two fetches of the key set
+METADATA_TTL = 3600.0  # seconds the issuer's metadata and keys are kept (unknown key ids refetch sooner)
+MAX_DOCUMENT = 256_000  # bytes: the largest metadata, key set or token response read
+MAX_BODY = 4_000_000  # bytes of a request body read to find the tool it calls (larger: refused)
+EXCHANGE_MARGIN = 30.0  # seconds before expiry at which an exchanged token is renewed
+MAX_CACHED = 10_000  # subjects whose exchanged tokens are kept
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
+WELL_KNOWN = "/.well-known/oauth-protected-resource"
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+ScopeSets = Callable[
+    [str], Sequence[frozenset[str]]
+]  # tool name -> alternatives of needed scopes
+
+
+class OAuthError(Exception):
+    """A check or a request to the authorization server failed; the message is safe to show and log."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceConfig:
+    issuer: str
+    audience: str  # this server's canonical resource URL (the tokens' `aud`)
+    introspection_url: str | None = None
+    scopes: tuple[str, ...] = ()  # needed by every request
+    client_id: str | None = (
+        None  # this server's own client: introspection and token exchange
+    )
+    client_secret: str | None = None
+
+
+class Fetcher:
+    """Bounded JSON requests to the authorization server (its own client: never the API's)."""
+
+    def __init__(
+        self, transport: httpx.AsyncBaseTransport | None = None, timeout: float = 10.0
+    ) -> None:
+        self._client = httpx.AsyncClient(
+            transport=transport,
+            timeout=timeout,
+            follow_redirects=False,
+            trust_env=False,
+        )
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        form: Mapping[str, str] | None = None,
+        auth: tuple[str, str] | None = None,
+    ) -> tuple[int, Any]:
+        """(status, parsed JSON or None); OAuthError when the server cannot be reached."""
+        if urlsplit(url).scheme not in ("http", "https"):
+            raise OAuthError("the authorization server URL is not an http(s) URL")
+        try:
+            async with self._client.stream(
+                method,
+                url,
+                data=dict(form) if form else None,
+                auth=auth,
+                headers={"Accept": "application/json"},
+            ) as response:
+                body = b""
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > MAX_DOCUMENT:
+                        raise OAuthError(
+                            f"the authorization server's answer is over {MAX_DOCUMENT} bytes"
+                        )
+                status = response.status_code
+        except httpx.HTTPError as exc:
+            raise OAuthError(
+                f"the authorization server could not be reached ({type(exc).__name__})"
+            ) from None
+        try:
+            return status, json.loads(body)
+        except ValueError:
+            return status, None
+
+
+class Issuer:
+    """The authorization server's metadata (RFC 8414, else OpenID Connect discovery) and key set, cached."""
+
+    def __init__(self, issuer: str, fetcher: Fetcher) -> None:
+        self.issuer = issuer
+        self._fetcher = fetcher
+        self._metadata: dict[str, Any] | None = None
+        self._metadata_at = 0.0
+        self._keys: dict[str, jwt.PyJWK] = {}
+        self._keys_at = -JWKS_REFRESH
+        self._lock = anyio.Lock()
+
+    def _candidates(self) -> list[str]:
+        parts = urlsplit(self.issuer)
+        path = parts.path.rstrip("/")
+        origin = f"{parts.scheme}://{parts.netloc}"
+        return [
+            f"{origin}/.well-known/oauth-authorization-server{path}",
+            f"{origin}/.well-known/openid-configuration{path}",
+            f"{origin}{path}/.well-known/openid-configuration",
+        ]
+
+    async def metadata(self) -> dict[str, Any]:
+        if (
+            self._metadata is not None
+            and time.monotonic() - self._metadata_at < METADATA_TTL
+        ):
+            return self._metadata
+        for url in self._candidates():
+            status, data = await self._fetcher.request("GET", url)
+            if status == 200 and isinstance(data, dict):
+                if data.get("issuer") != self.issuer:  # RFC 8414 section 3.3
+                    raise OAuthError(
+                        "the authorization server's metadata names another issuer"
+                    )
+                self._metadata, self._metadata_at = data, time.monotonic()
+                return data
+        raise OAuthError(
+            "the authorization server publishes no metadata (RFC 8414 or OpenID discovery)"
+        )
+
+    async def endpoint(self, name: str) -> str:
+        url = (await self.metadata()).get(name)
+        if not isinstance(url, str) or not url:
+            raise OAuthError(f"the authorization server's metadata has no {name}")
+        return url
+
+    async def key(self, kid: str | None) -> jwt.PyJWK:
+        """The signing key `kid` (the only key when the token names none); refetches the set for an unknown id."""
+        found = self._pick(kid)
+        if found is not None and time.monotonic() - self._keys_at < METADATA_TTL:
+            return found
+        async with self._lock:
+            found = self._pick(kid)
+            if found is None and time.monotonic() - self._keys_at >= JWKS_REFRESH:
+                await self._refresh()
+                found = self._pick(kid)
+        if found is None:
+            raise OAuthError("the token's key id is not in the issuer's key set")
+        return found
+
+    def _pick(self, kid: str | None) -> jwt.PyJWK | None:
+        if kid is None:
+            return next(iter(self._keys.values())) if len(self._keys) == 1 else None
+        return self._keys.get(kid)
+
+    async def _refresh(self) -> None:
+        self._keys_at = time.monotonic()
+        status, data = await self._fetcher.request(
+            "GET", await self.endpoint("jwks_uri")
+        )
+        if (
+            status != 200
+            or not isinstance(data, dict)
+            or not isinstance(data.get("keys"), list)
+        ):
+            raise OAuthError("the issuer's key set (jwks_uri) could not be read")
+        keys: dict[str, jwt.PyJWK] = {}
+        for index, entry in enumerate(data["keys"][:100]):
+            if not isinstance(entry, dict) or entry.get("use", "sig") != "sig":
+                continue
+            try:
+                key = jwt.PyJWK.from_dict(entry)
+            except (jwt.PyJWKError, jwt.InvalidKeyError, ValueError, TypeError):
+                continue  # a key type or curve this server cannot use
+            keys[str(entry.get("kid", f"#{index}"))] = key
+        self._keys = keys
+
+
+class Verifier:
+    """Access tokens -> the SDK's AccessToken (the mcp TokenVerifier protocol), or the reason of a refusal."""
+
+    def __init__(
+        self, config: ResourceConfig, issuer: Issuer, fetcher: Fetcher
+    ) -> None:
+        self.config = config
+        self.issuer = issuer
+        self._fetcher = fetcher
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        checked = await self.check(token)
+        return checked if isinstance(checked, AccessToken) else None
+
+    async def check(self, token: str) -> AccessToken | str:
+        try:
+            if token.count(".") == 2:
+                return await self._jwt(token)
+            if self.config.introspection_url:
+                return await self._introspect(token, self.config.introspection_url)
+            return "the token is not a JWT and no introspection endpoint is configured"
+        except OAuthError as exc:
+            return str(exc)
+
+    async def _jwt(self, token: str) -> AccessToken | str:
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError:
+            return "the token is malformed"
+        algorithm = header.get("alg")
+        if algorithm not in ALGORITHMS:
+            return f"the token's signing algorithm is not accepted (allowed: {', '.join(ALGORITHMS)})"
+        kid = header.get("kid")
+        key = await self.issuer.key(kid if isinstance(kid, str) else None)
+        try:
+            claims: dict[str, Any] = jwt.decode(
+                token,
+                key.key,
+                algorithms=[algorithm],
+                audience=self.config.audience,
+                issuer=self.config.issuer,
+                leeway=LEEWAY,
+                options={"require": ["exp", "iss", "aud"]},
+            )
+        except jwt.ExpiredSignatureError:
+            return "the token has expired"
+        except jwt.ImmatureSignatureError:
+            return "the token is not valid yet"
+        except jwt.InvalidAudienceError:
+            return "the token was issued for another resource (aud)"
+        except jwt.InvalidIssuerError:
+            return "the token was issued by another authorization server (iss)"
+        except jwt.InvalidSignatureError:
+            return "the token's signature does not verify"
+        except jwt.PyJWTError as exc:
+            return f"the token is not valid ({type(exc).__name__})"
+        return _access_token(token, claims, self.config.audience)
+
+    async def _introspect(self, token: str, url: str) -> AccessToken | str:
+        client, secret = self.config.client_id, self.config.client_secret
+        form = {"token": token, "token_type_hint": "access_token"}
+        status, data = await self._fetcher.request(
+            "POST", url, form, (client, secret) if client and secret else None
+        )
+        if status != 200 or not isinstance(data, dict):
+            return f"token introspection failed (HTTP {status})"
+        if data.get("active") is not True:
+            return "the token is not active"
+        if "iss" in data and data["iss"] != self.config.issuer:
+            return "the token was issued by another authorization server (iss)"
+        exp = data.get("exp")
+        if isinstance(exp, (int, float)) and exp + LEEWAY < time.time():
+            return "the token has expired"
+        nbf = data.get("nbf")
+        if isinstance(nbf, (int, float)) and nbf - LEEWAY > time.time():
+            return "the token is not valid yet"
+        audiences = data.get("aud")
+        audiences = [audiences] if isinstance(audiences, str) else audiences
+        if not isinstance(audiences, list) or self.config.audience not in audiences:
+            return "the token was issued for another resource (aud)"
+        return _access_token(token, data, self.config.audience)
+
+
+def _access_token(token: str, claims: Mapping[str, Any], audience: str) -> AccessToken:
+    raw = claims.get("scope")
+    if not isinstance(raw, str):
+        raw = claims.get("scp")
+    scopes = (
+        raw.split()
+        if isinstance(raw, str)
+        else [s for s in raw if isinstance(s, str)] if isinstance(raw, list) else []
+    )
+    client = claims.get("client_id") or claims.get("azp") or ""
+    subject = claims.get("sub")
+    exp = claims.get("exp")
+    kept = {
+        k: v
+        for k, v in claims.items()
+        if k in ("iss", "sub", "aud", "client_id", "azp", "act")
+    }
+    return AccessToken(
+        token=token,
+        client_id=str(client),
+        scopes=scopes,
+        expires_at=int(exp) if isinstance(exp, (int, float)) else None,
+        resource=audience,
+        subject=str(subject) if subject is not None else None,
+        claims=kept,
+    )
+
+
+class Exchanger:
+    """RFC 8693 token exchange: the caller's token -> a token for the upstream API, cached per subject."""
+
+    def __init__(
+        self, config: ResourceConfig, issuer: Issuer, fetcher: Fetcher, upstream: str
+    ) -> None:
+        self.config = config
+        self.issuer = issuer
+        self._fetcher = fetcher
+        self.upstream = upstream
+        self._cache: dict[str, tuple[str, float]] = (
+            {}
+        )  # subject -> (token, time.monotonic() to renew at)
+        self._lock = anyio.Lock()
+
+    def tokens(self) -> list[str]:
+        """The exchanged tokens held (for redaction)."""
+        return [token for token, _ in self._cache.values()]
+
+    async def token(self, caller: AccessToken) -> str:
+        subject = f"{caller.subject or ''}|{caller.client_id}"
+        cached = self._cache.get(subject)
+        if cached is not None and cached[1] > time.monotonic():
+            return cached[0]
+        async with self._lock:
+            cached = self._cache.get(subject)
+            if cached is not None and cached[1] > time.monotonic():
+                return cached[0]
+            if not self.config.client_id or not self.config.client_secret:
+                raise OAuthError(
+                    "token exchange needs this server's OAuth client id and secret"
+                )
+            form = {
+                "grant_type": TOKEN_EXCHANGE,
+                "subject_token": caller.token,
+                "subject_token_type": ACCESS_TOKEN_TYPE,
+                "requested_token_type": ACCESS_TOKEN_TYPE,
+                "audience": self.upstream,
+                "resource": self.upstream,
+            }
+            url = await self.issuer.endpoint("token_endpoint")
+            status, data = await self._fetcher.request(
+                "POST", url, form, (self.config.client_id, self.config.client_secret)
+            )
+            token = data.get("access_token") if isinstance(data, dict) else None
+            if status != 200 or not isinstance(token, str) or not token:
+                raise OAuthError(
+                    f"the authorization server refused the token exchange (HTTP {status})"
+                )
+            lifetime = data.get("expires_in") if isinstance(data, dict) else None
+            seconds = (
+                float(lifetime)
+                if isinstance(lifetime, (int, float)) and lifetime > 0
+                else 300.0
+            )
+            if len(self._cache) >= MAX_CACHED:
+                now = time.monotonic()
+                self._cache = {k: v for k, v in self._cache.items() if v[1] > now}
+                while len(self._cache) >= MAX_CACHED:
+                    self._cache.pop(next(iter(self._cache)))
+            self._cache[subject] = (
+                token,
+                time.monotonic() + max(seconds - EXCHANGE_MARGIN, seconds / 2),
+            )
+            return token
+
+
+def caller(request: Any) -> AccessToken | None:
+    """The verified access token of the HTTP request behind a tool call (None: stdio, or no OAuth)."""
+    scope = getattr(request, "scope", None)
+    user = scope.get("user") if isinstance(scope, dict) else None
+    return user.access_token if isinstance(user, AuthenticatedUser) else None
+
+
+def scope_sets(
+    security: Sequence[Mapping[str, Sequence[str]]],
+    schemes: Mapping[str, Mapping[str, Any]],
+) -> list[frozenset[str]]:
+    """The scopes a caller needs for a tool, as alternatives: the OAuth2 scopes of each security requirement.
+    [] when no requirement lists any (or one alternative needs none)."""
+    sets = []
+    for alternative in security:
+        needed = frozenset(
+            s
+            for key, scopes in alternative.items()
+            if schemes.get(key, {}).get("kind") == "oauth2"
+            for s in scopes
+        )
+        if not needed:
+            return []
+        sets.append(needed)
+    return sets
+
+
+def metadata_url(audience: str) -> str:
+    """RFC 9728: the metadata's path form, /.well-known/oauth-protected-resource + the resource's path."""
+    parts = urlsplit(audience)
+    path = parts.path if parts.path != "/" else ""
+    return f"{parts.scheme}://{parts.netloc}{WELL_KNOWN}{path}"
+
+
+def protect(
+    app: ASGIApp,
+    config: ResourceConfig,
+    verifier: Verifier,
+    needs: ScopeSets,
+    tool_scopes: Sequence[str] = (),
+) -> ASGIApp:
+    """`app` (the MCP endpoint) as a resource server: metadata routes, token and scope checks. `needs` gives
+    the scopes a tool needs; `tool_scopes` are all of them (listed in the metadata's scopes_supported).
+    """
+    routes = create_protected_resource_routes(
+        resource_url=AnyHttpUrl(config.audience),
+        authorization_servers=[AnyHttpUrl(config.issuer)],
+        scopes_supported=sorted(set(config.scopes) | set(tool_scopes)) or None,
+        resource_name="Swagger Petstore (MCP)",
+    )
+    # the same handler at the root form too (clients that do not use the path form look there)
+    routes.append(
+        Route(WELL_KNOWN, endpoint=routes[0].endpoint, methods=["GET", "OPTIONS"])
+    )
+    metadata_app = Starlette(routes=routes)
+    challenge = f'Bearer resource_metadata="{metadata_url(config.audience)}"'
+
+    async def refuse(
+        send: Send, status: int, error: str, description: str, scope: str = ""
+    ) -> None:
+        header = challenge + (
+            f', error="{error}", error_description="{description}"' if error else ""
+        )
+        if scope:
+            header += f', scope="{scope}"'
+        body = json.dumps(
+            {"error": error or "invalid_request", "error_description": description}
+        ).encode()
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"www-authenticate", header.encode()),
+        ]
+        await send(
+            {"type": "http.response.start", "status": status, "headers": headers}
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    async def protected(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        if scope["path"] in (WELL_KNOWN, urlsplit(metadata_url(config.audience)).path):
+            await metadata_app(scope, receive, send)
+            return
+        given = (
+            dict(scope.get("headers") or [])
+            .get(b"authorization", b"")
+            .decode("latin-1")
+        )
+        if not given.lower().startswith("bearer ") or not given[7:].strip():
+            await refuse(send, 401, "", "an access token is required")
+            return
+        checked = await verifier.check(given[7:].strip())
+        if isinstance(checked, str):
+            log.info("refused a request to %s: %s", scope["path"], checked)
+            await refuse(send, 401, "invalid_token", checked)
+            return
+        granted = set(checked.scopes)
+        missing = [s for s in config.scopes if s not in granted]
+        if missing:
+            await refuse(
+                send,
+                403,
+                "insufficient_scope",
+                "the token lacks a scope",
+                " ".join(config.scopes),
+            )
+            return
+        body, receive = await _peek(receive)
+        if body is None:
+            await refuse(send, 413, "", "the request body is too large")
+            return
+        for tool in _called_tools(body):
+            sets = needs(tool)
+            if sets and not any(needed <= granted for needed in sets):
+                log.info(
+                    "refused tool %s to subject %s: missing scope",
+                    tool,
+                    printable(checked.subject),
+                )
+                await refuse(
+                    send,
+                    403,
+                    "insufficient_scope",
+                    f"tool {tool} needs another scope",
+                    " ".join(sorted(sets[0])),
+                )
+                return
+        scope["user"] = AuthenticatedUser(checked)
+        scope["auth"] = AuthCredentials(checked.scopes)
+        await app(scope, receive, send)
+
+    return protected
+
+
+async def _peek(receive: Receive) -> tuple[bytes | None, Receive]:
+    """The whole request body (None when over MAX_BODY) and a `receive` that replays it."""
+    chunks: list[bytes] = []
+    size = 0
+    more = True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = bytes(message.get("body", b""))
+        size += len(chunk)
+        if size > MAX_BODY:
+            return None, receive
+        chunks.append(chunk)
+        more = bool(message.get("more_body", False))
+    body = b"".join(chunks)
+    replayed = False
+
+    async def replay() -> MutableMapping[str, Any]:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return body, replay
+
+
+def _called_tools(body: bytes) -> list[str]:
+    """The tools a JSON-RPC message (or batch) calls; [] for anything else (the MCP layer reports bad JSON)."""
+    try:
+        data = json.loads(body) if body else None
+    except ValueError:
+        return []
+    messages = data if isinstance(data, list) else [data]
+    names = []
+    for message in messages:
+        if isinstance(message, dict) and message.get("method") == "tools/call":
+            params = message.get("params")
+            name = params.get("name") if isinstance(params, dict) else None
+            if isinstance(name, str):
+                names.append(name)
+    return names
+
+
+def printable(text: str | None) -> str:
+    """A subject for a log line: printable, no spaces, bounded."""
+    if not text:
+        return "-"
+    return "".join(c if c.isprintable() and not c.isspace() else "?" for c in text)[
+        :128
+    ]
+
+
+def config_from(settings: Settings, audience: str) -> ResourceConfig:
+    return ResourceConfig(
+        issuer=settings.auth_issuer or "",
+        audience=audience,
+        introspection_url=settings.auth_introspection_url,
+        scopes=settings.auth_scopes,
+        client_id=settings.oauth_client_id,
+        client_secret=settings.oauth_client_secret,
+    )
+
+
+def resource_server(
+    app: ASGIApp,
+    settings: Settings,
+    audience: str,
+    routes: Routes,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> ASGIApp:
+    """`app` behind `protect`, with the scopes each tool's OAuth2 security lists."""
+    config = config_from(settings, audience)
+    fetcher = Fetcher(transport)
+    needs = {
+        name: scope_sets(routes.security(name), SCHEMES) for name in routes.names()
+    }
+    every = sorted(
+        {scope for sets in needs.values() for group in sets for scope in group}
+    )
+    verifier = Verifier(config, Issuer(config.issuer, fetcher), fetcher)
+    return protect(app, config, verifier, lambda name: needs.get(name, []), every)
+
+
+class UpstreamCredential:
+    """The bearer token a call sends upstream in place of the environment's (None: the environment's)."""
+
+    def __init__(
+        self, settings: Settings, transport: httpx.AsyncBaseTransport | None = None
+    ) -> None:
+        self.mode = settings.upstream_auth
+        self._exchanger: Exchanger | None = None
+        if self.mode == "exchange" and settings.auth_issuer:
+            config = config_from(settings, settings.auth_audience or "")
+            fetcher = Fetcher(transport)
+            self._exchanger = Exchanger(
+                config, Issuer(config.issuer, fetcher), fetcher, settings.base_url or ""
+            )
+
+    async def bearer(self, caller: AccessToken | None) -> str | None:
+        if caller is None or self.mode == "static":
+            return None  # stdio, or no OAuth on the HTTP transport: the environment's credentials
+        if self.mode == "passthrough":
+            return caller.token
+        if self._exchanger is None:
+            raise OAuthError(
+                "token exchange needs an authorization server (--auth-issuer)"
+            )
+        return await self._exchanger.token(caller)
