@@ -37,6 +37,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("responses.py.jinja", "src/{package}/responses.py"),
     ("auth.py.jinja", "src/{package}/auth.py"),
     ("oauth.py.jinja", "src/{package}/oauth.py"),
+    ("resource.py.jinja", "src/{package}/resource.py"),
     ("validation.py.jinja", "src/{package}/validation.py"),
     ("upstream.py.jinja", "src/{package}/upstream.py"),
     ("stdio.py.jinja", "src/{package}/stdio.py"),

@@ -1,19 +1,14 @@
-"""The HTTP transport as an OAuth 2.1 resource server (the MCP authorization specification, 2025-06-18 on).
+"""OAuth access tokens for the HTTP transport (the MCP authorization specification, 2025-06-18 on).
 
 With `--auth-issuer` (or `PETSTORE_AUTH_ISSUER`) every request to /mcp needs an access token from
-that authorization server:
+that authorization server (resource.py does the HTTP part). This module checks the tokens and trades them:
 
-- Protected Resource Metadata (RFC 9728) at /.well-known/oauth-protected-resource and its path form
-  /.well-known/oauth-protected-resource/mcp: the resource (`--auth-audience`), the authorization server and the
-  scopes; a request without a valid token gets 401 with `WWW-Authenticate: Bearer resource_metadata="..."`.
 - JWT access tokens are checked against the issuer's keys (JWKS), found through its RFC 8414 or OpenID
   metadata: signature with an allow-list of asymmetric algorithms (never `none`, never a shared secret), `iss`,
   `exp` and `nbf` with a small leeway, and `aud` equal to this server's resource URL (RFC 8707). The key set is
   cached; an unknown key id fetches it again (at most once per JWKS_REFRESH seconds), so key rotation works.
 - Other (opaque) tokens are checked with RFC 7662 introspection when `--auth-introspection-url` is set.
-- Scopes: `--auth-scopes` are needed for every request; a tool whose operation's OAuth2 security lists scopes
-  needs them too (any one alternative's), else 403 with `error="insufficient_scope"`. Scopes are read from the
-  token's space-separated `scope` claim, or `scp`.
+- Scopes are read from the token's space-separated `scope` claim, or `scp`.
 - Upstream credentials per caller (`--upstream-auth`): `exchange` trades the caller's token for an upstream token
   with RFC 8693 token exchange (cached per subject until it expires); `passthrough` forwards the caller's token.
 
@@ -23,31 +18,19 @@ No token or secret is ever logged or put in an error: a refusal says why in gene
 from __future__ import annotations
 
 import json
-import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
 import httpx
 import jwt
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
-from mcp.server.auth.routes import create_protected_resource_routes
-from pydantic import AnyHttpUrl
-from starlette.applications import Starlette
-from starlette.authentication import AuthCredentials
-from starlette.routing import Route
 
-from .auth import SCHEMES
 from .settings import Settings
 
-if TYPE_CHECKING:
-    from .server import Routes
-
-log = logging.getLogger("petstore.oauth")
 ALGORITHMS = (
     "RS256",
     "RS384",
@@ -61,23 +44,13 @@ ALGORITHMS = (
     "EdDSA",
 )
 LEEWAY = 30  # seconds of clock skew allowed for exp and nbf
-JWKS_REFRESH = 30.0  # seconds: the shortest interval between two fetches of the key set
+JWKS_REFRESH = 10.0  # seconds: the shortest interval between two fetches of the key set for unknown key ids
 METADATA_TTL = 3600.0  # seconds the issuer's metadata and keys are kept (unknown key ids refetch sooner)
 MAX_DOCUMENT = 256_000  # bytes: the largest metadata, key set or token response read
-MAX_BODY = 4_000_000  # bytes of a request body read to find the tool it calls (larger: refused)
 EXCHANGE_MARGIN = 30.0  # seconds before expiry at which an exchanged token is renewed
 MAX_CACHED = 10_000  # subjects whose exchanged tokens are kept
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
-WELL_KNOWN = "/.well-known/oauth-protected-resource"
-
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-ScopeSets = Callable[
-    [str], Sequence[frozenset[str]]
-]  # tool name -> alternatives of needed scopes
 
 
 class OAuthError(Exception):
@@ -154,7 +127,10 @@ class Issuer:
         self._metadata: dict[str, Any] | None = None
         self._metadata_at = 0.0
         self._keys: dict[str, jwt.PyJWK] = {}
-        self._keys_at = -JWKS_REFRESH
+        self._keys_at: float | None = None  # when the key set was read (None: never)
+        self._refetched_at = (
+            -JWKS_REFRESH
+        )  # when an unknown key id last made it read the set again
         self._lock = anyio.Lock()
 
     def _candidates(self) -> list[str]:
@@ -194,17 +170,25 @@ class Issuer:
 
     async def key(self, kid: str | None) -> jwt.PyJWK:
         """The signing key `kid` (the only key when the token names none); refetches the set for an unknown id."""
-        found = self._pick(kid)
-        if found is not None and time.monotonic() - self._keys_at < METADATA_TTL:
-            return found
-        async with self._lock:
+        now = time.monotonic()
+        if self._keys_at is not None and now - self._keys_at < METADATA_TTL:
             found = self._pick(kid)
-            if found is None and time.monotonic() - self._keys_at >= JWKS_REFRESH:
+            if found is not None or now - self._refetched_at < JWKS_REFRESH:
+                return _known(found)
+        async with self._lock:
+            stale = (
+                self._keys_at is None
+                or time.monotonic() - self._keys_at >= METADATA_TTL
+            )
+            found = None if stale else self._pick(kid)
+            if found is None and (
+                stale or time.monotonic() - self._refetched_at >= JWKS_REFRESH
+            ):
+                if not stale:
+                    self._refetched_at = time.monotonic()
                 await self._refresh()
                 found = self._pick(kid)
-        if found is None:
-            raise OAuthError("the token's key id is not in the issuer's key set")
-        return found
+        return _known(found)
 
     def _pick(self, kid: str | None) -> jwt.PyJWK | None:
         if kid is None:
@@ -212,7 +196,7 @@ class Issuer:
         return self._keys.get(kid)
 
     async def _refresh(self) -> None:
-        self._keys_at = time.monotonic()
+        self._keys_at = time.monotonic()  # a failed read is not retried at once either
         status, data = await self._fetcher.request(
             "GET", await self.endpoint("jwks_uri")
         )
@@ -232,6 +216,12 @@ class Issuer:
                 continue  # a key type or curve this server cannot use
             keys[str(entry.get("kid", f"#{index}"))] = key
         self._keys = keys
+
+
+def _known(key: jwt.PyJWK | None) -> jwt.PyJWK:
+    if key is None:
+        raise OAuthError("the token's key id is not in the issuer's key set")
+    return key
 
 
 class Verifier:
@@ -286,6 +276,8 @@ class Verifier:
             return "the token was issued for another resource (aud)"
         except jwt.InvalidIssuerError:
             return "the token was issued by another authorization server (iss)"
+        except jwt.MissingRequiredClaimError as exc:
+            return f"the token lacks the {exc.claim} claim"
         except jwt.InvalidSignatureError:
             return "the token's signature does not verify"
         except jwt.PyJWTError as exc:
@@ -412,195 +404,6 @@ class Exchanger:
             return token
 
 
-def caller(request: Any) -> AccessToken | None:
-    """The verified access token of the HTTP request behind a tool call (None: stdio, or no OAuth)."""
-    scope = getattr(request, "scope", None)
-    user = scope.get("user") if isinstance(scope, dict) else None
-    return user.access_token if isinstance(user, AuthenticatedUser) else None
-
-
-def scope_sets(
-    security: Sequence[Mapping[str, Sequence[str]]],
-    schemes: Mapping[str, Mapping[str, Any]],
-) -> list[frozenset[str]]:
-    """The scopes a caller needs for a tool, as alternatives: the OAuth2 scopes of each security requirement.
-    [] when no requirement lists any (or one alternative needs none)."""
-    sets = []
-    for alternative in security:
-        needed = frozenset(
-            s
-            for key, scopes in alternative.items()
-            if schemes.get(key, {}).get("kind") == "oauth2"
-            for s in scopes
-        )
-        if not needed:
-            return []
-        sets.append(needed)
-    return sets
-
-
-def metadata_url(audience: str) -> str:
-    """RFC 9728: the metadata's path form, /.well-known/oauth-protected-resource + the resource's path."""
-    parts = urlsplit(audience)
-    path = parts.path if parts.path != "/" else ""
-    return f"{parts.scheme}://{parts.netloc}{WELL_KNOWN}{path}"
-
-
-def protect(
-    app: ASGIApp,
-    config: ResourceConfig,
-    verifier: Verifier,
-    needs: ScopeSets,
-    tool_scopes: Sequence[str] = (),
-) -> ASGIApp:
-    """`app` (the MCP endpoint) as a resource server: metadata routes, token and scope checks. `needs` gives
-    the scopes a tool needs; `tool_scopes` are all of them (listed in the metadata's scopes_supported).
-    """
-    routes = create_protected_resource_routes(
-        resource_url=AnyHttpUrl(config.audience),
-        authorization_servers=[AnyHttpUrl(config.issuer)],
-        scopes_supported=sorted(set(config.scopes) | set(tool_scopes)) or None,
-        resource_name="Swagger Petstore (MCP)",
-    )
-    # the same handler at the root form too (clients that do not use the path form look there)
-    routes.append(
-        Route(WELL_KNOWN, endpoint=routes[0].endpoint, methods=["GET", "OPTIONS"])
-    )
-    metadata_app = Starlette(routes=routes)
-    challenge = f'Bearer resource_metadata="{metadata_url(config.audience)}"'
-
-    async def refuse(
-        send: Send, status: int, error: str, description: str, scope: str = ""
-    ) -> None:
-        header = challenge + (
-            f', error="{error}", error_description="{description}"' if error else ""
-        )
-        if scope:
-            header += f', scope="{scope}"'
-        body = json.dumps(
-            {"error": error or "invalid_request", "error_description": description}
-        ).encode()
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"www-authenticate", header.encode()),
-        ]
-        await send(
-            {"type": "http.response.start", "status": status, "headers": headers}
-        )
-        await send({"type": "http.response.body", "body": body})
-
-    async def protected(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await app(scope, receive, send)
-            return
-        if scope["path"] in (WELL_KNOWN, urlsplit(metadata_url(config.audience)).path):
-            await metadata_app(scope, receive, send)
-            return
-        given = (
-            dict(scope.get("headers") or [])
-            .get(b"authorization", b"")
-            .decode("latin-1")
-        )
-        if not given.lower().startswith("bearer ") or not given[7:].strip():
-            await refuse(send, 401, "", "an access token is required")
-            return
-        checked = await verifier.check(given[7:].strip())
-        if isinstance(checked, str):
-            log.info("refused a request to %s: %s", scope["path"], checked)
-            await refuse(send, 401, "invalid_token", checked)
-            return
-        granted = set(checked.scopes)
-        missing = [s for s in config.scopes if s not in granted]
-        if missing:
-            await refuse(
-                send,
-                403,
-                "insufficient_scope",
-                "the token lacks a scope",
-                " ".join(config.scopes),
-            )
-            return
-        body, receive = await _peek(receive)
-        if body is None:
-            await refuse(send, 413, "", "the request body is too large")
-            return
-        for tool in _called_tools(body):
-            sets = needs(tool)
-            if sets and not any(needed <= granted for needed in sets):
-                log.info(
-                    "refused tool %s to subject %s: missing scope",
-                    tool,
-                    printable(checked.subject),
-                )
-                await refuse(
-                    send,
-                    403,
-                    "insufficient_scope",
-                    f"tool {tool} needs another scope",
-                    " ".join(sorted(sets[0])),
-                )
-                return
-        scope["user"] = AuthenticatedUser(checked)
-        scope["auth"] = AuthCredentials(checked.scopes)
-        await app(scope, receive, send)
-
-    return protected
-
-
-async def _peek(receive: Receive) -> tuple[bytes | None, Receive]:
-    """The whole request body (None when over MAX_BODY) and a `receive` that replays it."""
-    chunks: list[bytes] = []
-    size = 0
-    more = True
-    while more:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunk = bytes(message.get("body", b""))
-        size += len(chunk)
-        if size > MAX_BODY:
-            return None, receive
-        chunks.append(chunk)
-        more = bool(message.get("more_body", False))
-    body = b"".join(chunks)
-    replayed = False
-
-    async def replay() -> MutableMapping[str, Any]:
-        nonlocal replayed
-        if not replayed:
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return body, replay
-
-
-def _called_tools(body: bytes) -> list[str]:
-    """The tools a JSON-RPC message (or batch) calls; [] for anything else (the MCP layer reports bad JSON)."""
-    try:
-        data = json.loads(body) if body else None
-    except ValueError:
-        return []
-    messages = data if isinstance(data, list) else [data]
-    names = []
-    for message in messages:
-        if isinstance(message, dict) and message.get("method") == "tools/call":
-            params = message.get("params")
-            name = params.get("name") if isinstance(params, dict) else None
-            if isinstance(name, str):
-                names.append(name)
-    return names
-
-
-def printable(text: str | None) -> str:
-    """A subject for a log line: printable, no spaces, bounded."""
-    if not text:
-        return "-"
-    return "".join(c if c.isprintable() and not c.isspace() else "?" for c in text)[
-        :128
-    ]
-
-
 def config_from(settings: Settings, audience: str) -> ResourceConfig:
     return ResourceConfig(
         issuer=settings.auth_issuer or "",
@@ -610,26 +413,6 @@ def config_from(settings: Settings, audience: str) -> ResourceConfig:
         client_id=settings.oauth_client_id,
         client_secret=settings.oauth_client_secret,
     )
-
-
-def resource_server(
-    app: ASGIApp,
-    settings: Settings,
-    audience: str,
-    routes: Routes,
-    transport: httpx.AsyncBaseTransport | None = None,
-) -> ASGIApp:
-    """`app` behind `protect`, with the scopes each tool's OAuth2 security lists."""
-    config = config_from(settings, audience)
-    fetcher = Fetcher(transport)
-    needs = {
-        name: scope_sets(routes.security(name), SCHEMES) for name in routes.names()
-    }
-    every = sorted(
-        {scope for sets in needs.values() for group in sets for scope in group}
-    )
-    verifier = Verifier(config, Issuer(config.issuer, fetcher), fetcher)
-    return protect(app, config, verifier, lambda name: needs.get(name, []), every)
 
 
 class UpstreamCredential:

@@ -402,7 +402,7 @@ def caller_of(ctx: ServerRequestContext[Any]) -> AccessToken | None:
     """The verified access token behind this call (HTTP with OAuth); None on stdio."""
     if ctx.request is None:
         return None
-    from .oauth import caller
+    from .resource import caller
 
     return caller(ctx.request)
 
@@ -505,7 +505,7 @@ def http_app(
     app = server.streamable_http_app(stateless_http=True, host=host)
     tool_count = len(load_tools())
     if settings.auth_issuer:
-        from .oauth import resource_server
+        from .resource import resource_server
 
         audience = settings.auth_audience or f"http://{host}:{port}/mcp"
         return guard(
