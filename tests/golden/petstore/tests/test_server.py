@@ -42,7 +42,7 @@ from petstore.auth import (
     uses_authorization,
 )
 from petstore.requests import ArgumentError, Request, Route, build_request
-from petstore.server import build_server, environment_help, guard, http_app
+from petstore.server import build_server, check_oauth, environment_help, guard, http_app
 from petstore.settings import (
     CREDENTIAL_VARIABLES,
     ENV_PREFIX,
@@ -1197,6 +1197,22 @@ async def test_upstream_gets_each_callers_token(mode: str) -> None:
             sent == [f"Bearer {tokens[user]}" for user in ("alice", "bob", "alice")]
             and not issuer.exchanges
         )
+
+
+def test_upstream_auth_settings_are_checked_at_start_up(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with pytest.raises(SystemExit, match="needs --auth-issuer"):
+        check_oauth(replace(Settings(), upstream_auth="exchange"))
+    with pytest.raises(SystemExit, match="OAUTH_CLIENT_ID"):
+        check_oauth(replace(Settings(), upstream_auth="exchange", auth_issuer=ISSUER))
+    with caplog.at_level(logging.WARNING):
+        check_oauth(
+            replace(Settings(), upstream_auth="passthrough", auth_issuer=ISSUER)
+        )
+    assert "passthrough" in caplog.text and "forbids" in caplog.text
+    with pytest.raises(SystemExit, match="UPSTREAM_AUTH"):
+        Settings.from_env({f"{ENV_PREFIX}_UPSTREAM_AUTH": "forward"})
 
 
 # -- timeouts, retries, limits, cancellation, progress ------------------------------------------------

@@ -141,6 +141,7 @@ class Issuer:
             f"{origin}/.well-known/oauth-authorization-server{path}",
             f"{origin}/.well-known/openid-configuration{path}",
             f"{origin}{path}/.well-known/openid-configuration",
+            f"{origin}{path}/.well-known/oauth-authorization-server",  # Okta's custom authorization servers
         ]
 
     async def metadata(self) -> dict[str, Any]:
