@@ -1619,6 +1619,12 @@ def test_help_and_readme_document_every_setting() -> None:
     assert set(CREDENTIAL_VARIABLES + OPTIONAL_VARIABLES) <= set(environ.read)
     help_text = environment_help()
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    example = (Path(__file__).parent.parent / ".env.example").read_text(
+        encoding="utf-8"
+    )
+    assert all(
+        f"# {name}=" in example for name in environ.read
+    )  # .env.example lists every variable
     for text in (help_text, readme):
         for name in environ.read:
             assert (

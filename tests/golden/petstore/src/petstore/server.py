@@ -234,7 +234,9 @@ def build_server(
         started = time.perf_counter()
         status: int | str = "-"
         retries = 0
-        caller = caller_of(ctx)
+        caller = (
+            caller_of(ctx) if settings.auth_issuer else None
+        )  # the verified token (HTTP with OAuth)
         try:
             result, status, retries = await execute(
                 ctx, params.name, route, params.arguments or {}, caller
