@@ -290,6 +290,11 @@ def test_two_users_reach_the_upstream_with_their_own_exchanged_tokens(
 
     results = anyio.run(run)
     assert all(not result.is_error for result in results), [r.content for r in results]
+    first = results[0].content[0]
+    assert isinstance(first, types.TextContent)
+    print(
+        f"\nEVIDENCE call ({mode}): alice-app's token from {issuer.url} -> list_pets is_error=False: {first.text[:60]}"
+    )
     sent = [request.headers["authorization"] for request in api.for_path("/pets")]
     assert len(sent) == 3 and sent[0] == sent[2] != sent[1]
     exchanged = {e["sub"]: e for e in issuer.exchanges[before:]} if mode == "legacy" else {}

@@ -1199,6 +1199,32 @@ async def test_upstream_gets_each_callers_token(mode: str) -> None:
         )
 
 
+async def test_without_an_http_caller_the_environments_credentials_are_sent() -> None:
+    """stdio (and any in-process client) has no caller token: every mode sends the environment's credential."""
+    tool = bearer_tool()
+    if tool is None:
+        return
+    key = next(
+        k
+        for k in ROUTES[tool["name"]]["security"][0]
+        if authorization_family(k) == "bearer"
+    )
+    recorder = Recorder()
+    settings = {
+        "upstream_auth": "exchange",
+        "auth_issuer": ISSUER,
+        "oauth_client_id": "id",
+        "oauth_client_secret": "s",
+    }
+    async with Client(server(recorder, **settings), mode="legacy") as client:
+        result = await client.call_tool(tool["name"], arguments_for(tool))
+    assert not result.is_error, text_of(result)
+    assert (
+        recorder.requests[0].headers["authorization"]
+        == f"Bearer {SECRETS[SCHEMES[key]['env']['token']]}"
+    )
+
+
 def test_upstream_auth_settings_are_checked_at_start_up(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
