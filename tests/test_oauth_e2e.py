@@ -312,7 +312,7 @@ def test_two_users_reach_the_upstream_with_their_own_exchanged_tokens(
         claims = issuer.verify(h.removeprefix("Bearer "))
         assert claims is not None
         print(
-            f"  upstream Authorization: Bearer {h[7:27]}... claims sub={claims['sub']} aud={claims['aud']} act={claims['act']}"
+            f"  upstream Authorization: Bearer ...{h[-16:]} claims sub={claims['sub']} aud={claims['aud']} act={claims['act']}"
         )
 
 
