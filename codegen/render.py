@@ -127,11 +127,6 @@ def _context(api: Api, tools: Sequence[ToolSpec], project: Project, default_base
     }
 
 
-def env_name(prefix: str, key: str) -> str:
-    """The environment variable for a security scheme: PREFIX_KEY, upper-cased, non-alphanumerics as _."""
-    return f"{prefix}_{re.sub(r'[^A-Z0-9]', '_', key.upper())}"
-
-
 def security_schemes(api: Api, tools: Sequence[ToolSpec], project: Project) -> list[dict[str, Any]]:
     """The security schemes some tool uses, with the environment variables that hold their credentials."""
     used = {key for tool in tools for alternative in tool.plan.security for key, _ in alternative}
