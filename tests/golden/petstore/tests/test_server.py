@@ -1124,6 +1124,29 @@ async def test_oauth_metadata_401_and_token_checks() -> None:
     )  # only the call with the scopes got through
 
 
+async def test_an_unreachable_issuer_is_503_not_401() -> None:
+    def down(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused", request=request)
+
+    settings = replace(
+        Settings(base_url=BASE_URL), auth_issuer=ISSUER, auth_audience=AUDIENCE
+    )
+    mcp_server = build_server(settings, httpx.MockTransport(down))
+    app = http_app(mcp_server, settings, auth_transport=httpx.MockTransport(down))
+    token = FakeIssuer().token("eve")
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8000"
+    ) as http:
+        answer = await http.post(
+            "/mcp", json={}, headers={"Authorization": f"Bearer {token}"}
+        )
+    assert (
+        answer.status_code == 503
+        and answer.headers["retry-after"]
+        and token not in answer.text
+    )
+
+
 def bearer_tool() -> dict[str, Any] | None:
     """The first tool whose first security alternative sends a bearer token (http bearer, OAuth2)."""
     for tool in TOOLS:

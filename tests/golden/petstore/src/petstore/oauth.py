@@ -57,6 +57,10 @@ class OAuthError(Exception):
     """A check or a request to the authorization server failed; the message is safe to show and log."""
 
 
+class Unavailable(OAuthError):
+    """The authorization server could not be reached (the token may be fine: try again later)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ResourceConfig:
     issuer: str
@@ -109,7 +113,7 @@ class Fetcher:
                         )
                 status = response.status_code
         except httpx.HTTPError as exc:
-            raise OAuthError(
+            raise Unavailable(
                 f"the authorization server could not be reached ({type(exc).__name__})"
             ) from None
         try:
@@ -236,16 +240,22 @@ class Verifier:
         self._fetcher = fetcher
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        checked = await self.check(token)
+        try:
+            checked = await self.check(token)
+        except Unavailable:
+            return None
         return checked if isinstance(checked, AccessToken) else None
 
     async def check(self, token: str) -> AccessToken | str:
+        """The token's AccessToken, or why it is refused; Unavailable when the issuer cannot be asked."""
         try:
             if token.count(".") == 2:
                 return await self._jwt(token)
             if self.config.introspection_url:
                 return await self._introspect(token, self.config.introspection_url)
             return "the token is not a JWT and no introspection endpoint is configured"
+        except Unavailable:
+            raise
         except OAuthError as exc:
             return str(exc)
 

@@ -30,7 +30,7 @@ from starlette.authentication import AuthCredentials
 from starlette.routing import Route
 
 from .auth import SCHEMES
-from .oauth import Fetcher, Issuer, ResourceConfig, Verifier, config_from
+from .oauth import Fetcher, Issuer, ResourceConfig, Unavailable, Verifier, config_from
 from .settings import Settings
 
 if TYPE_CHECKING:
@@ -150,7 +150,21 @@ def protect(
         if not given.lower().startswith("bearer ") or not given[7:].strip():
             await refuse(send, 401, "", "an access token is required")
             return
-        checked = await verifier.check(given[7:].strip())
+        try:
+            checked = await verifier.check(given[7:].strip())
+        except (
+            Unavailable
+        ) as exc:  # not the caller's fault: 503, so clients retry instead of logging in again
+            log.warning("cannot check a token: %s", exc)
+            busy = json.dumps(
+                {"error": "temporarily_unavailable", "error_description": str(exc)}
+            ).encode()
+            headers = [(b"content-type", b"application/json"), (b"retry-after", b"5")]
+            await send(
+                {"type": "http.response.start", "status": 503, "headers": headers}
+            )
+            await send({"type": "http.response.body", "body": busy})
+            return
         if isinstance(checked, str):
             log.info("refused a request to %s: %s", scope["path"], checked)
             await refuse(send, 401, "invalid_token", checked)
