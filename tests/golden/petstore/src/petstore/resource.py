@@ -93,12 +93,11 @@ def protect(
     """`app` (the MCP endpoint) as a resource server: metadata routes, token and scope checks. `needs` gives
     the scopes a tool needs; `tool_scopes` are all of them (listed in the metadata's scopes_supported).
     """
+    # the URLs as configured (not normalized): issuers compare as exact strings, trailing slash included
     metadata = ProtectedResourceMetadata.model_validate(
         {
             "resource": config.audience,
-            "authorization_servers": [
-                config.issuer
-            ],  # as configured: issuers compare as exact strings
+            "authorization_servers": [config.issuer],
             "scopes_supported": sorted(set(config.scopes) | set(tool_scopes)) or None,
             "resource_name": "Swagger Petstore (MCP)",
         }
