@@ -19,6 +19,7 @@ from typer.core import TyperGroup
 
 from . import __version__, options
 from .emit.clients import client_setup, format_snippets
+from .emit.variables import environment_summary
 from .config import Config
 from .configfile import build_config, found_notice
 from .options import CONFIG_HELP
@@ -200,6 +201,7 @@ def _print_done(result: Result, out: Path, config: Config) -> None:
         f"  docker:  docker build -t {result.project.dist} {out}  (serves HTTP on port 8000)\n",
         err=True,
     )
+    typer.echo(environment_summary(result), err=True)
     base_url = config.base_url or (safe_url(result.api.servers[0]) if result.api and result.api.servers else None)
     typer.echo("Client setup (also in the generated README.md):\n", err=True)
     typer.echo(format_snippets(client_setup(result.project, base_url)))

@@ -10,6 +10,7 @@ the key (`pyproject.toml#/tool/mcp-codegen/rules/0/tags`); unknown keys are erro
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from collections.abc import Mapping
@@ -18,8 +19,9 @@ from typing import Any, cast
 from urllib.parse import urlparse
 
 from .config import ANNOTATION_KEYS, Action, Config, Override, Rule
-from .spec.model import METHODS
+from .spec.model import METHODS, Security
 from .problems import Problem, error, join
+from .spec.declared_security import requirement_problems, scheme_problems, to_security
 
 CONFIG_NAME = "mcp-codegen.toml"
 TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
@@ -37,9 +39,11 @@ TOP_KEYS = (
     "compact",
     "rules",
     "overrides",
+    "security-schemes",
+    "security",
 )
 RULE_KEYS = ("action", "tags", "paths", "methods", "operations")
-OVERRIDE_KEYS = ("name", "title", "description", "annotations", "exclude")
+OVERRIDE_KEYS = ("name", "title", "description", "annotations", "exclude", "security")
 RULE_FLAG_KEYS = {"tag": "tags", "path": "paths", "method": "methods", "op": "operations"} | {
     key: key for key in RULE_KEYS[1:]
 }  # the file's plural keys work in --rule too
@@ -218,7 +222,36 @@ class _Reader:
                 self.override(key, node, join(pointer, "overrides", key)) for key, node in sorted(overrides.items())
             )
             values["overrides"] = tuple(o for o in found if o is not None)
+        values.update(self.security(data, pointer))
         return values
+
+    def security(self, data: Mapping[str, Any], pointer: str) -> dict[str, Any]:
+        """`security-schemes` and `security` (checked like the spec's x-mcp-security-schemes / x-mcp-security)."""
+        values: dict[str, Any] = {}
+        schemes = self.typed(data, "security-schemes", dict, "a table of scheme key -> scheme table", pointer)
+        if schemes is not None:
+            found = [
+                p
+                for key in sorted(schemes)
+                for p in scheme_problems(schemes[key], join(pointer, "security-schemes", key))
+            ]
+            for message, where in found:
+                self.fail(message, where)
+            if not found:
+                values["security_schemes"] = tuple(
+                    (key, json.dumps(schemes[key], sort_keys=True)) for key in sorted(schemes)
+                )
+        if "security" in data:
+            requirements = self.requirements(data["security"], join(pointer, "security"))
+            if requirements is not None:
+                values["security"] = requirements
+        return values
+
+    def requirements(self, node: Any, pointer: str) -> Security | None:
+        found = requirement_problems(node, pointer)
+        for message, where in found:
+            self.fail(message, where)
+        return None if found else to_security(node)
 
     def rule(self, node: Any, pointer: str) -> Rule | None:
         if not isinstance(node, dict):
@@ -268,10 +301,18 @@ class _Reader:
                     f"annotation {hint!r} must be {'a string' if expected is str else 'true or false'}",
                     join(pointer, "annotations", hint),
                 )
+        security = self.requirements(node["security"], join(pointer, "security")) if "security" in node else None
         if len(self.problems) > errors:
             return None
         return Override(
-            key, name, title, description, tuple(sorted(annotations.items())), exclude, f"{self.source}#{pointer}"
+            key,
+            name,
+            title,
+            description,
+            tuple(sorted(annotations.items())),
+            exclude,
+            f"{self.source}#{pointer}",
+            security,
         )
 
 

@@ -28,6 +28,7 @@ from .surface.tools import map_tools
 from .spec.upgrade import PointerMap, is_swagger2, upgrade
 from .spec.validate import validate
 from .emit.write import with_manifest
+from .spec.declared_security import overlay as overlay_security
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,8 @@ def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, li
         document = documents.root
         problems += found
     resolver = Resolver(documents)
+    document, found = overlay_security(document, config)
+    problems += found
 
     def here(found: list[Problem]) -> list[Problem]:
         """Problems found in the upgraded document, pointed back into the Swagger 2.0 one."""

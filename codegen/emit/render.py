@@ -21,6 +21,7 @@ from ..spec.model import Api
 from ..problems import Problem, error
 from ..surface.plans import ToolSpec
 from .escape import FILTERS
+from .variables import all_variables, scheme_base
 
 # template file name -> generated path ({package} is the import package)
 FILES: tuple[tuple[str, str], ...] = (
@@ -28,6 +29,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("README.md.jinja", "README.md"),
     ("Dockerfile.jinja", "Dockerfile"),
     ("dockerignore.jinja", ".dockerignore"),
+    ("env.example.jinja", ".env.example"),
     ("__init__.py.jinja", "src/{package}/__init__.py"),
     ("__main__.py.jinja", "src/{package}/__main__.py"),
     ("server.py.jinja", "src/{package}/server.py"),
@@ -35,6 +37,8 @@ FILES: tuple[tuple[str, str], ...] = (
     ("requests.py.jinja", "src/{package}/requests.py"),
     ("responses.py.jinja", "src/{package}/responses.py"),
     ("auth.py.jinja", "src/{package}/auth.py"),
+    ("oauth.py.jinja", "src/{package}/oauth.py"),
+    ("resource.py.jinja", "src/{package}/resource.py"),
     ("validation.py.jinja", "src/{package}/validation.py"),
     ("upstream.py.jinja", "src/{package}/upstream.py"),
     ("decoding.py.jinja", "src/{package}/decoding.py"),
@@ -111,6 +115,7 @@ def render(
 
 
 def _context(api: Api, tools: Sequence[ToolSpec], project: Project, default_base_url: str | None) -> dict[str, Any]:
+    schemes = security_schemes(api, tools, project)
     return {
         "generator_version": __version__,
         "project": project,
@@ -119,23 +124,20 @@ def _context(api: Api, tools: Sequence[ToolSpec], project: Project, default_base
         "tools": tools,
         "tools_json": _dump([tool.to_json() for tool in tools]),
         "routes_json": _dump({tool.name: tool.plan.to_json() for tool in tools}),
-        "security_schemes": security_schemes(api, tools, project),
+        "security_schemes": schemes,
+        "environment": all_variables(project.env_prefix, schemes),
     }
-
-
-def env_name(prefix: str, key: str) -> str:
-    """The environment variable for a security scheme: PREFIX_KEY, upper-cased, non-alphanumerics as _."""
-    return f"{prefix}_{re.sub(r'[^A-Z0-9]', '_', key.upper())}"
 
 
 def security_schemes(api: Api, tools: Sequence[ToolSpec], project: Project) -> list[dict[str, Any]]:
     """The security schemes some tool uses, with the environment variables that hold their credentials."""
     used = {key for tool in tools for alternative in tool.plan.security for key, _ in alternative}
     schemes = []
+    taken: set[str] = set()
     for scheme in api.security_schemes:
         if scheme.key not in used:
             continue
-        base = env_name(project.env_prefix, scheme.key)
+        base = scheme_base(project.env_prefix, scheme.key, taken)  # never one of the server's own variables
         if scheme.type == "http" and scheme.scheme == "basic":
             kind, env = "basic", {"username": f"{base}_USERNAME", "password": f"{base}_PASSWORD"}
         elif scheme.type == "apiKey":
