@@ -24,7 +24,8 @@ from .diff import diff_tools, tool_summary
 from .pipeline import Result, analyze, generate
 from .problems import Level, Problem, has_errors, sort_key
 from .render import describe_templates, slug
-from .write import check, write
+from .surface.report import build_report
+from .write import check, remote_spec_change, write
 
 MAX_WARNINGS = 30  # printed without --verbose
 
@@ -66,6 +67,8 @@ def main_callback(
     """Generate MCP servers from OpenAPI documents."""
 
 
+OVERLAY_HELP = "OpenAPI Overlay (1.0/1.1) file or URL, repeatable, applied in order after the config file's `overlays`."
+STRICT_HELP = "Every warning is an error: list them all and exit 2. Default: off (config key `strict`)."
 CONFIG_HELP = "Config file: a pyproject.toml (\\[tool.mcp-codegen]) or a mcp-codegen.toml. Default: mcp-codegen.toml next to the spec, else ./pyproject.toml if it has \\[tool.mcp-codegen]."
 
 
@@ -167,6 +170,8 @@ def generate_command(
             help="Smallest tools/list: no output schemas, short tool descriptions, no link URLs. Default: off.",
         ),
     ] = None,
+    overlays: Annotated[list[str] | None, typer.Option("--overlay", help=OVERLAY_HELP)] = None,
+    strict: Annotated[bool | None, typer.Option("--strict/--no-strict", help=STRICT_HELP)] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print errors only.")] = False,
     verbose: Annotated[
         bool, typer.Option("-v", "--verbose", help="Print every warning and the time of each stage.")
@@ -191,6 +196,8 @@ def generate_command(
         "output_depth": output_depth,
         "input_budget": input_budget,
         "compact": compact,
+        "overlays": tuple(overlays) if overlays else None,
+        "strict": strict,
     }
     config = _config(spec, flags, tuple(rules or ()), config_file)
     started = time.monotonic()
@@ -203,6 +210,7 @@ def generate_command(
     if config.config_file is not None and not quiet:
         typer.echo(f"… settings from {config.config_file}", err=True)
     result = generate(config, progress)
+    _strict(config, result.problems)
     _print_problems(result.problems, quiet=quiet, verbose=verbose)
     if not result.files or result.project is None:
         typer.echo("error: nothing was generated", err=True)
@@ -214,6 +222,9 @@ def generate_command(
         tools_file = f"src/{result.project.package}/tools.json"
         if tools_file in report.changed:
             typer.echo(tool_summary(out / tools_file, result.files[tools_file]), err=True)
+        remote = remote_spec_change(out, result.files) if report.stale else None
+        if remote:
+            typer.echo(remote, err=True)
         if report.stale:
             typer.echo(
                 f"{out} is stale: regenerate it (the same command without --check) and commit the result", err=True
@@ -235,6 +246,15 @@ def _config(spec: str, flags: dict[str, Any], rules: tuple[str, ...], explicit: 
         typer.echo("error: fix the configuration (exit code 2)", err=True)
         raise typer.Exit(2)
     return config
+
+
+def _strict(config: Config, problems: Any) -> None:
+    """--strict: any warning stops the run with exit code 2, after listing every problem as an error."""
+    warnings = sum(p.level is Level.WARNING for p in problems)
+    if config.strict and warnings:
+        _print_problems([replace(p, level=Level.ERROR) for p in problems], quiet=False, verbose=True)
+        typer.echo(f"error: --strict: {warnings} warnings are errors (exit code 2)", err=True)
+        raise typer.Exit(2)
 
 
 def _print_problems(problems: Any, *, quiet: bool, verbose: bool) -> None:
@@ -285,6 +305,10 @@ def diff_command(
     config_file: Annotated[
         Path | None, typer.Option("--config", help=CONFIG_HELP + " Found next to NEW.", dir_okay=False)
     ] = None,
+    overlays: Annotated[
+        list[str] | None, typer.Option("--overlay", help=OVERLAY_HELP + " Both specs get them.")
+    ] = None,
+    strict: Annotated[bool | None, typer.Option("--strict/--no-strict", help=STRICT_HELP)] = None,
 ) -> None:
     """Report how the tools change from OLD to NEW: added, removed, renamed tools; arguments added,
     removed, retyped, enum values removed; annotations and output shape changed.
@@ -293,10 +317,12 @@ def diff_command(
     in what a generated server would serve. Exit codes: 0 no breaking change (or --no-fail), 1 breaking
     changes, 2 a spec could not be read or the configuration is invalid.
     """
-    config = _config(new, {"deprecated": deprecated, "validate": False}, tuple(rules or ()), config_file)
+    flags = {"deprecated": deprecated, "validate": False, "overlays": tuple(overlays) if overlays else None}
+    config = _config(new, {**flags, "strict": strict}, tuple(rules or ()), config_file)
     surfaces = []
     for spec in (old, new):
         api, tools, problems = analyze(replace(config, spec=spec))
+        _strict(config, problems)
         # a side with no tools left (all excluded, or none) is an empty surface, not a failure
         errors = [p for p in problems if p.level is Level.ERROR and p.pointer != "/paths"]
         if api is None:
@@ -310,7 +336,7 @@ def diff_command(
     if output_format == "json":
         typer.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     elif output_format == "markdown":
-        typer.echo(report.to_markdown(), nl=False)
+        typer.echo(build_report(surfaces[0], surfaces[1]).to_markdown(), nl=False)
     else:
         typer.echo(report.to_text(), nl=False)
     raise typer.Exit(1 if fail and report.breaking else 0)

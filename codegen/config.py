@@ -78,3 +78,5 @@ class Config:
     unmatched: Action = "include"  # what happens to an operation no rule matches
     overrides: tuple[Override, ...] = ()  # per-operation name/title/description/annotations
     config_file: Path | None = None  # the file the settings came from, if any
+    overlays: tuple[str, ...] = ()  # OpenAPI Overlay files (or URLs), applied in order after loading
+    strict: bool = False  # every warning is an error (exit code 2)

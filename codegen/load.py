@@ -7,6 +7,7 @@ references without any I/O.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterator, Mapping
@@ -28,6 +29,7 @@ URL_TIMEOUT = 30.0
 class Documents:
     root_uri: str
     by_uri: Mapping[str, Any]  # absolute URI (no fragment) -> parsed document
+    root_sha256: str = ""  # SHA-256 of the root document's bytes, when it was fetched from a URL
 
     @property
     def root(self) -> Any:
@@ -45,13 +47,17 @@ def load(source: str) -> tuple[Documents | None, list[Problem]]:
     root_uri = to_uri(source)
     problems: list[Problem] = []
     by_uri: dict[str, Any] = {}
+    root_sha256 = ""
     pending = [root_uri]
     while pending and len(by_uri) < MAX_DOCUMENTS:
         uri = pending.pop()
         if uri in by_uri:
             continue
         try:
-            document = parse(read(uri), uri)
+            data = read(uri)
+            if uri == root_uri and urlparse(uri).scheme in ("http", "https"):
+                root_sha256 = hashlib.sha256(data).hexdigest()
+            document = parse(data, uri)
         except LoadError as exc:
             if uri == root_uri:
                 return None, [error(str(exc))]
@@ -64,7 +70,7 @@ def load(source: str) -> tuple[Documents | None, list[Problem]]:
                 pending.append(ref_uri)
     if not isinstance(by_uri[root_uri], dict):
         return None, [error("the spec is not a JSON/YAML object (an OpenAPI document is a mapping)")]
-    return Documents(root_uri, by_uri), problems
+    return Documents(root_uri, by_uri, root_sha256), problems
 
 
 class LoadError(Exception):

@@ -21,6 +21,7 @@ from .problems import Problem, error, has_errors
 from .refs import Resolver
 from .render import Project, render, slug
 from .select import apply_overrides, select_operations
+from .spec.overlay import apply_overlays
 from .tools import ToolSpec, map_tools
 from .upgrade import PointerMap, is_swagger2, upgrade
 from .validate import validate
@@ -54,12 +55,25 @@ def _quiet(_: str) -> None:
     pass
 
 
-def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, list[ToolSpec], list[Problem]]:
-    """The spec's tools, without rendering: load, validate, normalize, select, map, override."""
+def analyze(
+    config: Config, progress: Progress = _quiet, source: dict[str, str] | None = None
+) -> tuple[Api | None, list[ToolSpec], list[Problem]]:
+    """The spec's tools, without rendering: load, validate, normalize, select, map, override.
+
+    `source`, when given, receives the URL and SHA-256 of a spec fetched from a URL (for the manifest)."""
     progress(f"loading {config.spec}")
     documents, problems = load(config.spec)
     if documents is None:
         return None, [], problems
+    if source is not None and documents.root_sha256:
+        source.update(url=config.spec, sha256=documents.root_sha256)
+    if config.overlays:
+        progress(f"applying {len(config.overlays)} overlay(s)")
+        overlaid, found = apply_overlays(documents, config.overlays)
+        problems += found
+        if overlaid is None:
+            return None, [], problems
+        documents = overlaid
     document: Any = documents.root
     if config.validate or (config.validate is None and _operation_count(document) <= VALIDATE_MAX_OPERATIONS):
         progress("validating with openapi-spec-validator")
@@ -110,7 +124,8 @@ def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, li
 
 
 def generate(config: Config, progress: Progress = _quiet) -> Result:
-    api, tools, problems = analyze(config, progress)
+    source: dict[str, str] = {}
+    api, tools, problems = analyze(config, progress, source)
     if api is None or not tools:
         return Result(problems=tuple(problems), api=api)
     output_name = config.output.name if config.output is not None else slug(api.title)
@@ -126,4 +141,4 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
         problems += found
     if has_errors(found):
         return Result(problems=tuple(problems), api=api, tools=tuple(tools), project=project)
-    return Result(with_manifest(files, __version__), tuple(problems), api, tuple(tools), project)
+    return Result(with_manifest(files, __version__, source or None), tuple(problems), api, tuple(tools), project)
