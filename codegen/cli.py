@@ -342,6 +342,58 @@ def diff_command(
     raise typer.Exit(1 if fail and report.breaking else 0)
 
 
+@app.command("ci")
+def ci_command(
+    spec: Annotated[
+        str | None,
+        typer.Option(
+            "--spec",
+            help="OpenAPI document (path or URL). Default: input `spec`, else the config file's `spec` / [[servers]].",
+        ),
+    ] = None,
+    output: Annotated[
+        str | None, typer.Option("-o", "--output", help="The generated package's folder (input `output`).")
+    ] = None,
+    config_file: Annotated[str | None, typer.Option("--config", help="Config file (input `config`).")] = None,
+    overlays: Annotated[
+        list[str] | None, typer.Option("--overlay", help="Overlay file, repeatable (input `overlays`).")
+    ] = None,
+    args: Annotated[
+        str | None,
+        typer.Option(
+            "--args", help="Extra generate flags, one string (input `args`): '--compact --rule \"exclude tag=admin\"'."
+        ),
+    ] = None,
+    mode: Annotated[
+        str | None,
+        typer.Option("--mode", help="check (default: fail when the package is stale) or generate (write it)."),
+    ] = None,
+    base_ref: Annotated[
+        str | None,
+        typer.Option(
+            "--base-ref",
+            help="Compare the tool surface with the package at this commit. Default: the pull request's base.",
+        ),
+    ] = None,
+    comment: Annotated[
+        bool | None,
+        typer.Option("--comment/--no-comment", help="Comment the report on the pull request. Default: yes."),
+    ] = None,
+) -> None:
+    """Generate or check in CI, and report the tool-surface change (job summary, pull-request comment, outputs).
+
+    Reads the GitHub Action's inputs from INPUT_<NAME> variables and the run from GITHUB_* variables; flags win.
+    See docs/ci.md. Exit codes: 0 done, 1 stale (check mode) or nothing generated, 2 bad inputs or --strict.
+    """
+    import os
+
+    from .ci.command import main as ci_main
+
+    flags: dict[str, Any] = {"spec": spec, "output": output, "config": config_file, "args": args, "mode": mode}
+    flags |= {"overlays": tuple(overlays or ()), "base_ref": base_ref, "comment": comment}
+    raise typer.Exit(ci_main(flags, dict(os.environ), Path.cwd()))
+
+
 @app.command("templates")
 def templates_command() -> None:
     """List the built-in templates (override any by file name with --templates DIR)."""

@@ -98,8 +98,8 @@ class SurfaceReport:
         return " · ".join(parts)
 
     def to_markdown(self, max_items: int = MAX_ITEMS) -> str:
-        breaking, other = len(self.diff.breaking), len(self.diff.changes) - len(self.diff.breaking)
-        lines = [f"## {self.title}: {breaking} breaking, {other} other changes", "", self.headline(), ""]
+        count, other = len(self.diff.breaking), len(self.diff.changes) - len(self.diff.breaking)
+        lines = [f"## {self.title}: {count} breaking, {other} other changes", "", self.headline(), ""]
         lines += [
             "| | before | after | change |",
             "|---|---:|---:|---:|",
