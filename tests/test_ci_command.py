@@ -120,6 +120,7 @@ def pr_env(repo: Path, base: str, api_url: str, head_repo: str = REPO) -> dict[s
         "GITHUB_TOKEN": TOKEN,
         "GITHUB_WORKSPACE": str(repo),
         "GITHUB_ACTIONS": "true",
+        "RUNNER_TEMP": str(gh),
         "INPUT_MODE": "check",
         "INPUT_COMMENT": "true",
     }
@@ -127,7 +128,10 @@ def pr_env(repo: Path, base: str, api_url: str, head_repo: str = REPO) -> dict[s
 
 def outputs(env: dict[str, str]) -> dict[str, str]:
     lines = Path(env["GITHUB_OUTPUT"]).read_text(encoding="utf-8").splitlines()
-    return dict(line.split("=", 1) for line in lines)
+    values = dict(line.split("=", 1) for line in lines)
+    report = Path(values.pop("report"))
+    assert report.read_text(encoding="utf-8").startswith("<!-- mcp-codegen:tool-surface")
+    return values
 
 
 @pytest.fixture()

@@ -40,6 +40,7 @@ class GitHubContext:
     step_summary: Path | None = None
     output: Path | None = None
     workspace: Path | None = None
+    runner_temp: Path | None = None  # RUNNER_TEMP: where the report file goes (else the system's temp folder)
     actions: bool = False  # running on GitHub Actions (GITHUB_ACTIONS=true): workflow commands are understood
 
     @property
@@ -150,6 +151,7 @@ def read_context(env: Mapping[str, str]) -> tuple[GitHubContext, list[Problem]]:
         step_summary=Path(env["GITHUB_STEP_SUMMARY"]) if env.get("GITHUB_STEP_SUMMARY") else None,
         output=Path(env["GITHUB_OUTPUT"]) if env.get("GITHUB_OUTPUT") else None,
         workspace=Path(env["GITHUB_WORKSPACE"]) if env.get("GITHUB_WORKSPACE") else None,
+        runner_temp=Path(env["RUNNER_TEMP"]) if env.get("RUNNER_TEMP") else None,
         actions=env.get("GITHUB_ACTIONS") == "true",
     )
     return context, problems

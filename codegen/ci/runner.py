@@ -4,7 +4,8 @@ For each server: run the pipeline; `check` mode compares with the committed fold
 `generate` mode writes it. The tool-surface report compares the package at the base (the pull request's base
 commit, the commit before a push, `base-ref`, else the working tree before writing) with the new tools. The
 report goes to stdout, to the job summary, and on pull requests to one comment found again by a hidden marker.
-Outputs: stale, breaking, tools-added, tools-removed, tools-changed. Exit codes: 0 done, 1 stale (check mode)
+Outputs: stale, breaking, tools-added, tools-removed, tools-changed, and report (the path of a Markdown file with
+the report, e.g. for a pull request's body). Exit codes: 0 done, 1 stale (check mode)
 or nothing generated, 2 bad inputs or configuration, or a warning under --strict.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import re
 import secrets
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +47,8 @@ def run(inputs: CiInputs, context: GitHubContext, configs: Sequence[Config], cwd
     notes = []
     if base_ref and commit is None:
         notes.append(f"Base `{base_ref}` is not in this clone (use `fetch-depth: 0`); compared with the working tree.")
-    runs = [_one(config, inputs, commit, base_ref or "", cwd, log, notes) for config in configs]
+    label = (base_ref or "")[:12] if re.fullmatch(r"[0-9a-f]{40}", base_ref or "") else (base_ref or "")
+    runs = [_one(config, inputs, commit, label, cwd, log, notes) for config in configs]
     marker = f"{MARKER} {_marker_id([r.out for r in runs])} -->"
     body = _compose(marker, runs, inputs.mode, context)
     token = context.token
@@ -54,7 +57,10 @@ def run(inputs: CiInputs, context: GitHubContext, configs: Sequence[Config], cwd
     _print_report(body, context, log)
     if context.step_summary is not None:
         _append(context.step_summary, body + "\n", log)
-    outputs = _outputs(runs)
+    report_file = Path(context.runner_temp or tempfile.gettempdir()) / "mcp-codegen-report.md"
+    report_file.unlink(missing_ok=True)
+    _append(report_file, body + "\n", log)
+    outputs = {**_outputs(runs), "report": str(report_file)}
     if context.output is not None:
         _append(context.output, "".join(f"{key}={value}\n" for key, value in outputs.items()), log)
     log("outputs: " + ", ".join(f"{key}={value}" for key, value in outputs.items()))
@@ -80,7 +86,7 @@ def _one(
     if not result.files or result.project is None:
         log(f"error: {config.spec}: nothing was generated")
         return ServerRun(out, None, False, 1)
-    base = read_base(out_path, commit, label[:40], cwd)
+    base = read_base(out_path, commit, label[:60], cwd)
     report = check(out_path, result.files)
     tools_file = f"src/{result.project.package}/tools.json"
     if inputs.mode == "generate":
