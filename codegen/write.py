@@ -42,7 +42,10 @@ def remote_spec_change(out: Path, files: Mapping[str, str]) -> str | None:
     if not isinstance(new, dict) or not isinstance(old, dict) or not new.get("sha256"):
         return None
     if old.get("sha256") == new["sha256"]:
-        return f"the spec at {new.get('url')} is unchanged since the last generation: the package was edited"
+        return (
+            f"the spec at {new.get('url')} is unchanged since the last generation: the package was edited "
+            "(or the settings or generator version changed)"
+        )
     before = str(old.get("sha256") or "none recorded")[:12]
     return f"the spec at {new.get('url')} changed since the last generation (sha256 {before} -> {new['sha256'][:12]})"
 

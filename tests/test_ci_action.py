@@ -101,9 +101,27 @@ def test_docs_examples_are_valid(tmp_path: Path) -> None:
     assert overlay is not None and not problems and len(overlay.actions) == 5
 
 
+def hook_repo(tmp_path: Path) -> Path:
+    """This repository's files as they are now (committed or not), committed once into a scratch repository, so
+    every `try-repo` below uses the same repository and revision and pre-commit installs its environment once."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    repo = tmp_path / "hook-repo"
+    for name in listed:
+        source = ROOT / name
+        if source.is_file() and not name.startswith(("tests/", "bench/")):
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, repo / name)
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"]):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    return repo
+
+
 @pytest.mark.slow
 def test_pre_commit_try_repo(tmp_path: Path) -> None:
     """The check hook fails on a stale package and passes after the generate hook (this repository, as a hook repo)."""
+    repo = hook_repo(tmp_path)
     project = tmp_path / "project"
     (project / "api").mkdir(parents=True)
     spec = yaml.safe_load(PETSTORE.read_text(encoding="utf-8"))
@@ -118,22 +136,26 @@ def test_pre_commit_try_repo(tmp_path: Path) -> None:
         return subprocess.run(args, cwd=project, env=env, capture_output=True, text=True, timeout=900)
 
     def hook(name: str) -> subprocess.CompletedProcess[str]:
-        return run(tool("pre-commit"), "try-repo", str(ROOT), name, "--all-files")
+        return run(tool("pre-commit"), "try-repo", str(repo), name, "--all-files")
 
     run("git", "init", "-q")
     run("git", "config", "user.email", "ci@example.invalid")
     run("git", "config", "user.name", "ci")
     run("git", "add", "-A")
-    stale = hook("mcp-codegen-check")  # no package yet: stale
-    assert stale.returncode == 1 and "is stale" in stale.stdout, stale.stdout + stale.stderr
-    generated = hook("mcp-codegen-generate")
-    assert generated.returncode == 1 and "files were modified by this hook" in generated.stdout, generated.stdout
+    missing = hook("mcp-codegen-check")  # no package yet
+    assert missing.returncode == 1 and "mcp/` is stale" in missing.stdout, missing.stdout + missing.stderr
+    assert hook("mcp-codegen-generate").returncode == 0  # new files: nothing tracked was modified
     assert (project / "mcp" / "src" / "mcp" / "tools.json").is_file()
     run("git", "add", "-A")
-    fresh = hook("mcp-codegen-check")
-    assert fresh.returncode == 0, fresh.stdout + fresh.stderr
+    assert hook("mcp-codegen-check").returncode == 0
+
     del spec["paths"]["/pet/{petId}"]["delete"]  # the spec moves on; the committed package does not
     (project / "api" / "openapi.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     run("git", "add", "-A")
-    again = hook("mcp-codegen-check")
-    assert again.returncode == 1 and "`delete_pet`: removed" in again.stdout, again.stdout
+    stale = hook("mcp-codegen-check")
+    assert stale.returncode == 1 and "`delete_pet`: removed" in stale.stdout, stale.stdout
+    generated = hook("mcp-codegen-generate")
+    assert generated.returncode == 1 and "files were modified by this hook" in generated.stdout, generated.stdout
+    run("git", "add", "-A")
+    fresh = hook("mcp-codegen-check")
+    assert fresh.returncode == 0, fresh.stdout + fresh.stderr
