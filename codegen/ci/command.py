@@ -44,6 +44,4 @@ def main(flags: Mapping[str, Any], env: Mapping[str, str], cwd: Path) -> int:
     configs, problems = servers(spec, given, rules, explicit, workdir)
     if problems or not configs:
         return fail(problems)
-    if inputs.output and len(configs) > 1:
-        return fail([])  # pragma: no cover - servers() returns one config when a spec is given
     return run(inputs, context, configs, workdir, log)

@@ -5,8 +5,8 @@ For each server: run the pipeline; `check` mode compares with the committed fold
 commit, the commit before a push, `base-ref`, else the working tree before writing) with the new tools. The
 report goes to stdout, to the job summary, and on pull requests to one comment found again by a hidden marker.
 Outputs: stale, breaking, tools-added, tools-removed, tools-changed, and report (the path of a Markdown file with
-the report, e.g. for a pull request's body). Exit codes: 0 done, 1 stale (check mode)
-or nothing generated, 2 bad inputs or configuration, or a warning under --strict.
+the report, e.g. for a pull request's body). Exit codes: 0 done, 1 stale (check mode) or nothing generated,
+2 bad inputs or configuration, or a warning under --strict.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def run(inputs: CiInputs, context: GitHubContext, configs: Sequence[Config], cwd
         _append(context.output, "".join(f"{key}={value}\n" for key, value in outputs.items()), log)
     log("outputs: " + ", ".join(f"{key}={value}" for key, value in outputs.items()))
     if inputs.comment:
-        _comment(context, marker, body, runs, inputs.mode, log)
+        _comment(context, marker, body, log)
     return max((r.exit_code for r in runs), default=0)
 
 
@@ -199,7 +199,7 @@ def annotate(context: GitHubContext, level: str, message: str, log: Echo) -> Non
         log(f"{level}: {message}")
 
 
-def _comment(context: GitHubContext, marker: str, body: str, runs: Sequence[ServerRun], mode: str, log: Echo) -> None:
+def _comment(context: GitHubContext, marker: str, body: str, log: Echo) -> None:
     number = context.pr_number
     if number is None:
         event = context.event_name or "a local run"
@@ -225,7 +225,7 @@ def _comment(context: GitHubContext, marker: str, body: str, runs: Sequence[Serv
         )
         return
     client = GitHub(context.api_url, context.repository, context.token)
-    outcome = client.upsert_comment(number, marker, _compose(marker, runs, mode, context))
+    outcome = client.upsert_comment(number, marker, body)
     if isinstance(outcome, ApiFailure):
         annotate(context, "warning", _failure_text(number, outcome), log)
         return

@@ -93,7 +93,8 @@ class SurfaceReport:
             f"{self.count('tool-added')} added",
             f"{self.count('tool-removed')} removed",
             f"{self.count('tool-renamed')} renamed",
-            f"{self.outputs()['tools-changed']} changed ({len(self.described)} description only)",
+            f"{self.outputs()['tools-changed']} changed ({len(self.described)} in description only, "
+            f"{len(self.detailed)} in schema details only)",
         ]
         return " · ".join(parts)
 
