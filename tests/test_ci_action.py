@@ -19,7 +19,7 @@ from codegen.ci.inputs import read_inputs
 from codegen.ci.servers import servers
 from codegen.spec.overlay import check_overlay
 
-from conftest import PETSTORE, ROOT
+from conftest import PETSTORE, ROOT, generate_into
 
 BIN = Path(sys.executable).parent
 DOCS = ROOT / "docs" / "ci.md"
@@ -135,27 +135,22 @@ def test_pre_commit_try_repo(tmp_path: Path) -> None:
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(args, cwd=project, env=env, capture_output=True, text=True, timeout=900)
 
-    def hook(name: str) -> subprocess.CompletedProcess[str]:
-        return run(tool("pre-commit"), "try-repo", str(repo), name, "--all-files")
-
+    generate_into(project / "api" / "openapi.yaml", project / "mcp")  # the package as committed
     run("git", "init", "-q")
     run("git", "config", "user.email", "ci@example.invalid")
     run("git", "config", "user.name", "ci")
-    run("git", "add", "-A")
-    missing = hook("mcp-codegen-check")  # no package yet
-    assert missing.returncode == 1 and "mcp/` is stale" in missing.stdout, missing.stdout + missing.stderr
-    assert hook("mcp-codegen-generate").returncode == 0  # new files: nothing tracked was modified
-    assert (project / "mcp" / "src" / "mcp" / "tools.json").is_file()
-    run("git", "add", "-A")
-    assert hook("mcp-codegen-check").returncode == 0
-
     del spec["paths"]["/pet/{petId}"]["delete"]  # the spec moves on; the committed package does not
     (project / "api" / "openapi.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     run("git", "add", "-A")
-    stale = hook("mcp-codegen-check")
-    assert stale.returncode == 1 and "`delete_pet`: removed" in stale.stdout, stale.stdout
-    generated = hook("mcp-codegen-generate")
-    assert generated.returncode == 1 and "files were modified by this hook" in generated.stdout, generated.stdout
+
+    # try-repo installs the hook repository into a fresh temporary store on every call: two calls, two installs
+    both = run(tool("pre-commit"), "try-repo", str(repo), "--all-files")  # check, then generate
+    output = both.stdout
+    assert both.returncode == 1, output + both.stderr
+    check_part, generate_part = output.split("mcp-codegen generate (regenerate the MCP server)")
+    assert "mcp-codegen check (generated MCP server is current)" in check_part and "Failed" in check_part
+    assert "`mcp/` is stale" in check_part and "`delete_pet`: removed" in check_part
+    assert "Failed" in generate_part and "files were modified by this hook" in generate_part
     run("git", "add", "-A")
-    fresh = hook("mcp-codegen-check")
-    assert fresh.returncode == 0, fresh.stdout + fresh.stderr
+    fresh = run(tool("pre-commit"), "try-repo", str(repo), "mcp-codegen-check", "--all-files")
+    assert fresh.returncode == 0 and "Passed" in fresh.stdout, fresh.stdout + fresh.stderr
