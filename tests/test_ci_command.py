@@ -228,3 +228,34 @@ def test_bad_inputs_exit_2(repo: Path) -> None:
     assert done.returncode == 2 and "input 'mode' must be 'check' or 'generate'" in done.stderr
     done = ci(repo, {}, "--args", "--check")
     assert done.returncode == 2 and "args: --check is set by the ci command itself" in done.stderr
+
+
+def test_several_servers_from_the_config(tmp_path: Path) -> None:
+    """[[servers]]: one run generates each, and the report has one section per server (one comment marker)."""
+    (tmp_path / "api").mkdir()
+    (tmp_path / "api" / "pets.yaml").write_text(PETSTORE.read_text(encoding="utf-8"), encoding="utf-8")
+    spec = yaml.safe_load(PETSTORE.read_text(encoding="utf-8"))
+    spec["paths"] = {path: item for path, item in spec["paths"].items() if path.startswith("/store")}
+    (tmp_path / "api" / "store.yaml").write_text(yaml.safe_dump(spec), encoding="utf-8")
+    (tmp_path / "mcp-codegen.toml").write_text(
+        'compact = true\n\n[[servers]]\nspec = "api/pets.yaml"\noutput = "mcp/pets"\n\n'
+        '[[servers]]\nspec = "api/store.yaml"\noutput = "mcp/store"\nstrict = false\n',
+        encoding="utf-8",
+    )
+    done = ci(tmp_path, {"RUNNER_TEMP": str(tmp_path)}, "--mode", "generate", "--no-comment")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("<!-- mcp-codegen:tool-surface mcp/pets,mcp/store -->\n")
+    assert "## MCP tool surface of `mcp/pets/`" in done.stdout and "## MCP tool surface of `mcp/store/`" in done.stdout
+    store = json.loads((tmp_path / "mcp" / "store" / "src" / "store" / "tools.json").read_text(encoding="utf-8"))
+    assert {t["name"] for t in store} == {"delete_order", "get_inventory", "get_order_by_id", "place_order"}
+    assert all("outputSchema" not in t for t in store)  # the shared `compact = true`
+    check = ci(tmp_path, {}, "--no-comment")
+    assert check.returncode == 0 and check.stdout.count("is up to date.") == 2, check.stdout
+
+
+def test_strict_from_the_config(tmp_path: Path) -> None:
+    (tmp_path / "openapi.yaml").write_text(PETSTORE.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "mcp-codegen.toml").write_text('spec = "openapi.yaml"\noutput = "out"\nstrict = true\n')
+    done = ci(tmp_path, {}, "--mode", "generate", "--no-comment")
+    assert done.returncode == 2 and "--strict: 2 warnings are errors" in done.stderr
+    assert "error: #/paths/~1user~1{username}/put/parameters/0:" in done.stderr and not (tmp_path / "out").exists()
