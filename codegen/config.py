@@ -86,3 +86,5 @@ class Config:
     ref_root: Path | None = None  # local $refs may read below this folder (default: the spec's folder); flag only
     allow_remote_refs: bool = False  # fetch http(s) $refs on any origin; flag only
     max_spec_mb: float = 50  # bytes one spec document may have, in MB
+    overlays: tuple[str, ...] = ()  # OpenAPI Overlay files (or URLs), applied in order after loading
+    strict: bool = False  # every warning is an error (exit code 2)

@@ -41,6 +41,10 @@ TOP_KEYS = (
     "overrides",
     "security-schemes",
     "security",
+    "overlays",
+    "strict",
+    "spec",  # read by `mcp-codegen ci` (codegen/ci/servers.py), with `servers`
+    "servers",
 )
 RULE_KEYS = ("action", "tags", "paths", "methods", "operations")
 OVERRIDE_KEYS = ("name", "title", "description", "annotations", "exclude", "security")
@@ -93,8 +97,11 @@ def build_config(
             cli_rules.append(rule)
     if problems:
         return None, problems
+    file_overlays = values.get("overlays", ())
     values.update({key: value for key, value in flags.items() if value is not None})
     values["rules"] = (*cli_rules, *values.get("rules", ()))
+    if flags.get("overlays"):  # the file's overlays apply first, then --overlay flags (later ones win)
+        values["overlays"] = (*file_overlays, *flags["overlays"])
     return Config(spec=spec, **values), []
 
 
@@ -187,7 +194,10 @@ class _Reader:
             text = self.typed(data, key, str, "a string", pointer)
             if text is not None:
                 values[field] = text
-        for key in ("validate", "deprecated", "compact"):
+        overlays = self.strings(data, "overlays", pointer)
+        if overlays:
+            values["overlays"] = tuple(str(self.folder / o) if "://" not in o else o for o in overlays)
+        for key in ("validate", "deprecated", "compact", "strict"):
             flag = self.typed(data, key, bool, "true or false", pointer)
             if flag is not None:
                 values[key] = flag

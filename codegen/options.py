@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 import typer
 
 CONFIG_HELP = "Config file: a pyproject.toml (\\[tool.mcp-codegen]) or a mcp-codegen.toml. Default: mcp-codegen.toml next to the spec, else ./pyproject.toml if it has \\[tool.mcp-codegen]."
+OVERLAY_HELP = "OpenAPI Overlay (1.0/1.1) file or URL, repeatable, applied in order after the config file's `overlays`."
+STRICT_HELP = "Every warning is an error: list them all and exit 2. Default: off (config key `strict`)."
 
 Spec = Annotated[str, typer.Argument(help="OpenAPI document: a file path or an http(s) URL, YAML or JSON.")]
 Output = Annotated[
@@ -128,5 +130,7 @@ MaxSpecMb = Annotated[
     float | None,
     typer.Option("--max-spec-mb", min=0.001, help="Largest spec document read, in MB. Default: 50."),
 ]
+Overlays = Annotated[list[str] | None, typer.Option("--overlay", help=OVERLAY_HELP)]
+Strict = Annotated[bool | None, typer.Option("--strict/--no-strict", help=STRICT_HELP)]
 Quiet = Annotated[bool, typer.Option("-q", "--quiet", help="Print errors only.")]
 Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="Print every warning and the time of each stage.")]

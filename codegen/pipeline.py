@@ -29,6 +29,7 @@ from .spec.upgrade import PointerMap, is_swagger2, upgrade
 from .spec.validate import validate
 from .emit.write import with_manifest
 from .spec.declared_security import overlay as overlay_security
+from .spec.overlay import apply_overlays
 
 
 @dataclass(frozen=True)
@@ -58,14 +59,26 @@ def _quiet(_: str) -> None:
     pass
 
 
-def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, list[ToolSpec], list[Problem]]:
-    """The spec's tools, without rendering: load, validate, normalize, select, map, override."""
+def analyze(
+    config: Config, progress: Progress = _quiet, source: dict[str, str] | None = None
+) -> tuple[Api | None, list[ToolSpec], list[Problem]]:
+    """The spec's tools, without rendering: load, validate, normalize, select, map, override.
+
+    `source`, when given, receives the URL and SHA-256 of a spec fetched from a URL (for the manifest)."""
     progress(f"loading {config.spec}")
-    documents, problems = open_documents(
-        config.spec, ReadPolicy(config.ref_root, config.allow_remote_refs, int(config.max_spec_mb * MB))
-    )
+    policy = ReadPolicy(config.ref_root, config.allow_remote_refs, int(config.max_spec_mb * MB))
+    documents, problems = open_documents(config.spec, policy)
     if documents is None:
         return None, [], problems
+    if source is not None and documents.root_sha256:
+        source.update(url=config.spec, sha256=documents.root_sha256)
+    if config.overlays:
+        progress(f"applying {len(config.overlays)} overlay(s)")
+        overlaid, found = apply_overlays(documents, config.overlays, policy)
+        problems += found
+        if overlaid is None:
+            return None, [], problems
+        documents = overlaid
     original = documents
 
     def validated() -> list[Problem]:
@@ -125,7 +138,8 @@ def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, li
 
 
 def generate(config: Config, progress: Progress = _quiet) -> Result:
-    api, tools, problems = analyze(config, progress)
+    source: dict[str, str] = {}
+    api, tools, problems = analyze(config, progress, source)
     if api is None or not tools:
         return Result(problems=tuple(problems), api=api)
     output_name = config.output.name if config.output is not None else slug(api.title)
@@ -141,4 +155,4 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
         problems += found
     if has_errors(found):
         return Result(problems=tuple(problems), api=api, tools=tuple(tools), project=project)
-    return Result(with_manifest(files, __version__), tuple(problems), api, tuple(tools), project)
+    return Result(with_manifest(files, __version__, source or None), tuple(problems), api, tuple(tools), project)

@@ -90,8 +90,12 @@ def test_text_and_markdown_formats() -> None:
     assert "change   create_order: optional argument note added" in lines
     markdown = run("diff", BREAKING / "old.yaml", BREAKING / "new.yaml", "--format", "markdown")
     assert markdown.stdout.startswith("## MCP tool surface: 10 breaking, 1 other changes\n")
-    assert "### Breaking\n\n- `archive_order`: `destructiveHint` changed from `false` to `true`\n" in markdown.stdout
-    assert "### Other changes\n\n- `create_order`: optional argument `note` added\n" in markdown.stdout
+    assert "### Breaking changes (10)\n\n- `archive_order`: `destructiveHint` changed from `false` to `true` — " in (
+        markdown.stdout
+    )
+    assert "| tools | 6 | 5 | -1 (-16.7%) |\n" in markdown.stdout
+    assert "| tools/list tokens (cl100k) | " in markdown.stdout
+    assert "### Argument changes (1)\n\n- `create_order`: optional argument `note` added\n" in markdown.stdout
 
 
 def test_same_spec_has_no_changes() -> None:
