@@ -78,3 +78,4 @@ class Config:
     unmatched: Action = "include"  # what happens to an operation no rule matches
     overrides: tuple[Override, ...] = ()  # per-operation name/title/description/annotations
     config_file: Path | None = None  # the file the settings came from, if any
+    clients: tuple[str, ...] = ("portable",)  # client profiles whose rules the tools must meet (surface/profiles)
