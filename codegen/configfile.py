@@ -18,6 +18,7 @@ from typing import Any, cast
 from urllib.parse import urlparse
 
 from .config import ANNOTATION_KEYS, Action, Config, Override, Rule
+from .surface.profiles.rules import CLIENTS
 from .spec.model import METHODS
 from .problems import Problem, error, join
 
@@ -35,6 +36,7 @@ TOP_KEYS = (
     "output-depth",
     "input-budget",
     "compact",
+    "client",
     "rules",
     "overrides",
 )
@@ -87,6 +89,9 @@ def build_config(
             problems.append(problem)
         elif rule is not None:
             cli_rules.append(rule)
+    for client in flags.get("clients") or ():
+        if client not in CLIENTS:
+            problems.append(error(f"--client {client!r}: must be one of {', '.join(CLIENTS)}"))
     if problems:
         return None, problems
     values.update({key: value for key, value in flags.items() if value is not None})
@@ -190,6 +195,12 @@ class _Reader:
                 values["unmatched"] = unmatched
             else:
                 self.fail(f"'unmatched' must be 'include' or 'exclude', got {unmatched!r}", join(pointer, "unmatched"))
+        clients = self.strings(data, "client", pointer)
+        for client in clients:
+            if client not in CLIENTS:
+                self.fail(f"'client' {client!r} must be one of {', '.join(CLIENTS)}", join(pointer, "client"))
+        if clients:
+            values["clients"] = tuple(dict.fromkeys(clients))
         rules = self.typed(data, "rules", list, "an array of tables ([[tool.mcp-codegen.rules]])", pointer)
         if rules is not None:
             values["rules"] = tuple(

@@ -7,9 +7,11 @@ tools.json and the rule. Walks are iterative and bounded (a committed tools.json
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ...problems import Level, Problem, join
@@ -257,3 +259,21 @@ def summarize(violations: Iterable[Violation]) -> dict[str, int]:
     for violation in violations:
         counts[violation.client] = counts.get(violation.client, 0) + 1
     return counts
+
+
+MAX_FILE = 256 * 1024 * 1024  # bytes of a committed tools.json read by --check
+
+
+def check_file(path: Path, clients: Iterable[str], server: str) -> list[Violation]:
+    """check_tools on a committed tools.json (--check); a file that cannot be read is one violation."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE + 1)
+        if len(data) > MAX_FILE:
+            raise ValueError(f"larger than {MAX_FILE} bytes")
+        tools = json.loads(data)
+    except FileNotFoundError:
+        return []  # nothing committed yet: the staleness check reports it
+    except (OSError, ValueError) as exc:
+        return [Violation("portable", "", "", f"cannot read {path.name}: {exc}", Level.ERROR)]
+    return check_tools(tools, clients, server)

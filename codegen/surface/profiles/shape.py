@@ -12,7 +12,8 @@ Gemini: null as `nullable: true`; only the keywords of its Schema object; enum v
 listed in the description instead); formats it does not know moved into the description.
 OpenAI strict: every object lists all its properties in `required` and has `additionalProperties: false`;
 an optional property becomes nullable and the server drops the null it receives (restore `absent`);
-keywords outside strict mode's subset are dropped (a default is kept in the description); objects nested
+keywords outside strict mode's subset are dropped (a default is kept in the description, base64 content
+encoding becomes a pattern); objects nested
 deeper than STRICT_DEPTH become JSON text.
 """
 
@@ -37,6 +38,7 @@ BY_TYPE = {
     "boolean": (),
 }
 JSON_TEXT = "JSON text"
+BASE64 = "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"  # exactly the base64 alphabet and padding
 MAX_MERGE = 20  # allOf members merged per node
 
 
@@ -206,6 +208,8 @@ class Shaper:
                 continue
             if key == "examples" and self.gemini and isinstance(value, list) and value:
                 out["example"] = value[0]
+            elif key == "contentEncoding" and value == "base64" and "pattern" not in node:
+                out["pattern"] = BASE64  # the same meaning, in a keyword both dialects take
             elif key == "format" and not self._format_ok(node.get("type"), value):
                 notes.append(f"Format: {value}.")
             elif key == "enum" and self.gemini and not all(isinstance(v, str) for v in value):

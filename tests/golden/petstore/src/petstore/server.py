@@ -32,6 +32,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from .auth import SCHEMES, Auth, AuthError, Security
 from .requests import ArgumentError, Route, build_request
 from .responses import failure, to_result
+from .restore import restore
 from .settings import (
     CREDENTIAL_VARIABLES,
     DEFAULT_TIMEOUT,
@@ -274,7 +275,8 @@ def build_server(
             return failure(message), "unconfigured", 0
         try:
             request = await auth.apply(
-                routes.security(name), build_request(route, arguments)
+                routes.security(name),
+                build_request(route, restore(arguments, route.restore)),
             )
         except ArgumentError as exc:
             return failure(f"Invalid arguments for {name}: {exc}"), "invalid", 0
