@@ -357,3 +357,18 @@ def test_profiles_change_nothing_for_portable_when_names_fit(tmp_path: Path) -> 
     tools = _tools(tmp_path, MINI)
     again, problems = apply_profiles(tools, ["portable", "claude"], "srv")
     assert [t.to_json() for t in again] == [t.to_json() for t in tools] and problems == []
+
+
+def test_check_file_bounds_what_it_reads(tmp_path: Path) -> None:
+    from codegen.surface.profiles.check import check_file
+
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    (problem,) = check_file(deep, ["portable"], "s")
+    assert problem.level.value == "error" and "cannot read" in problem.rule
+    assert check_file(tmp_path / "missing.json", ["portable"], "s") == []
+    nested: Any = {"type": "string"}
+    for _ in range(5000):
+        nested = {"type": "object", "properties": {"n": nested}}
+    found = check_tools(schema_with(a=nested), ["gemini", "openai"], "s")  # iterative walks: no RecursionError
+    assert any("levels of objects" in v.rule for v in found)

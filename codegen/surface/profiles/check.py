@@ -274,6 +274,6 @@ def check_file(path: Path, clients: Iterable[str], server: str) -> list[Violatio
         tools = json.loads(data)
     except FileNotFoundError:
         return []  # nothing committed yet: the staleness check reports it
-    except (OSError, ValueError) as exc:
-        return [Violation("portable", "", "", f"cannot read {path.name}: {exc}", Level.ERROR)]
+    except (OSError, ValueError, RecursionError) as exc:
+        return [Violation("portable", "", "", f"cannot read {path.name}: {str(exc)[:200]}", Level.ERROR)]
     return check_tools(tools, clients, server)

@@ -18,6 +18,7 @@ from ...problems import unescape
 INLINE_DEPTH = 5  # definitions expanded inside one another along one path
 MAX_NODES = 5_000  # schema nodes one tool's input schema may grow to by inlining
 CUT_NOTE = "(nested structure not shown)"
+MAX_LEVEL = 200  # nested schemas followed; deeper ones are loosened
 
 SCHEMA_MAPS = ("properties", "patternProperties", "dependentSchemas")
 SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
@@ -40,11 +41,22 @@ class Inliner:
         self.defs = defs
         self.nodes = 0
         self.cuts = 0
+        self.level = 0
 
     def schema(self, node: Any, stack: tuple[str, ...] = ()) -> Any:
         if not isinstance(node, Mapping):
             return node
         self.nodes += 1
+        self.level += 1
+        try:
+            if self.level > MAX_LEVEL:  # bounded recursion, whatever the schema
+                self.cuts += 1
+                return loosened(node, {})
+            return self._schema(node, stack)
+        finally:
+            self.level -= 1
+
+    def _schema(self, node: Mapping[str, Any], stack: tuple[str, ...]) -> Any:
         ref = node.get("$ref")
         if isinstance(ref, str):
             return self._ref(ref, node, stack)

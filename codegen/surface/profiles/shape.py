@@ -40,12 +40,14 @@ BY_TYPE = {
 JSON_TEXT = "JSON text"
 BASE64 = "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"  # exactly the base64 alphabet and padding
 MAX_MERGE = 20  # allOf members merged per node
+MAX_LEVEL = 200  # nested schemas followed; deeper ones become JSON text
 
 
 class Shaper:
     def __init__(self, gemini: bool, strict: bool) -> None:
         self.gemini = gemini
         self.strict = strict
+        self.level = 0
 
     def root(self, schema: Mapping[str, Any]) -> tuple[dict[str, Any], Restore]:
         shaped, restore = self.shape(schema, 1, root=True)
@@ -53,6 +55,15 @@ class Shaper:
         return shaped, restore
 
     def shape(self, node: Any, depth: int, root: bool = False) -> tuple[dict[str, Any], Restore]:
+        self.level += 1
+        try:
+            if self.level > MAX_LEVEL:  # schemas are bounded upstream; this keeps the recursion bounded anyway
+                return self._json_text({}), {"json": True}
+            return self._shape(node, depth, root)
+        finally:
+            self.level -= 1
+
+    def _shape(self, node: Any, depth: int, root: bool) -> tuple[dict[str, Any], Restore]:
         node = self._normal(node)
         nullable = node.pop("__null", False)
         kind = node.get("type")
