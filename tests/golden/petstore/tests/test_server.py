@@ -197,6 +197,10 @@ def sample(schema: Any, defs: dict[str, Any], depth: int = 0) -> Any:
         return None
     if schema.get("contentEncoding") == "base64":
         return "eA=="  # b"x"
+    if "JSON text: " in str(
+        schema.get("description", "")
+    ):  # a value a client profile sends as JSON text
+        return "{}"
     if isinstance(schema.get("pattern"), str):
         matching = from_pattern(schema["pattern"])
         if matching is not None:
