@@ -143,10 +143,13 @@ class Shaper:
     def _branch(node: Mapping[str, Any], kind: str) -> dict[str, Any]:
         return {"type": kind, **{k: node[k] for k in BY_TYPE[kind] if k in node}}
 
-    @staticmethod
-    def _has_shape(node: Mapping[str, Any]) -> bool:
+    def _has_shape(self, node: Mapping[str, Any]) -> bool:
+        """An object that can stay an object: it declares properties (strict mode: or takes no keys at all)."""
         properties = node.get("properties")
-        return isinstance(properties, Mapping) and bool(properties)
+        if isinstance(properties, Mapping) and properties:
+            return True
+        closed = node.get("additionalProperties") in (False, {"not": {}})
+        return self.strict and closed
 
     # -- the kinds -----------------------------------------------------------------------------------------
 

@@ -260,8 +260,15 @@ def from_pattern(pattern: str) -> str | None:
 def arguments_for(tool: dict[str, Any]) -> dict[str, Any]:
     schema = tool["inputSchema"]
     defs = schema.get("$defs", {})
+    absent = (
+        ROUTES[tool["name"]].get("restore") or {}
+    )  # optional in the API, required by a client profile: null
     return {
-        key: sample(schema["properties"][key], defs)
+        key: (
+            None
+            if absent.get(key, {}).get("absent")
+            else sample(schema["properties"][key], defs)
+        )
         for key in schema.get("required", [])
     }
 
