@@ -24,6 +24,7 @@ from .config import Config
 from .configfile import build_config, found_notice
 from .options import CONFIG_HELP, OVERLAY_HELP, STRICT_HELP
 from .surface.diff import diff_tools, tool_summary
+from .surface.profiles.check import check_file, summarize
 from .emit.escape import safe_url
 from .pipeline import Result, analyze, generate
 from .problems import Level, Problem, has_errors, sort_key
@@ -94,6 +95,7 @@ def generate_command(
     max_spec_mb: options.MaxSpecMb = None,
     overlays: options.Overlays = None,
     strict: options.Strict = None,
+    clients: options.Clients = None,
     quiet: options.Quiet = False,
     verbose: options.Verbose = False,
 ) -> None:
@@ -121,6 +123,7 @@ def generate_command(
         "max_spec_mb": max_spec_mb,
         "overlays": tuple(overlays) if overlays else None,
         "strict": strict,
+        "clients": tuple(clients) if clients else None,
     }
     config = _config(spec, flags, tuple(rules or ()), config_file)
     notice = found_notice(config, config_file)
@@ -136,7 +139,7 @@ def generate_command(
         raise typer.Exit(1)
     out = config.output or Path(slug(result.api.title if result.api else result.project.dist))
     if config.check:
-        raise typer.Exit(_check(out, result))
+        raise typer.Exit(_check(out, result, config.clients))
     failures = write(out, result.files, config.force)
     if failures:
         _print_problems(failures, quiet=quiet, verbose=True)
@@ -157,8 +160,9 @@ def _progress(quiet: bool, verbose: bool) -> Callable[[str], None]:
     return progress
 
 
-def _check(out: Path, result: Result) -> int:
-    """--check: compare the folder with what would be generated; the exit code (1: stale)."""
+def _check(out: Path, result: Result, clients: tuple[str, ...]) -> int:
+    """--check: compare the folder with what would be generated, and its tools.json with the named clients'
+    rules; the exit code (1: stale or breaking a client's rules)."""
     assert result.project is not None
     report = check(out, result.files)
     typer.echo(f"{out}: {report.summary()}", err=report.stale)
@@ -170,7 +174,12 @@ def _check(out: Path, result: Result) -> int:
         typer.echo(remote, err=True)
     if report.stale:
         typer.echo(f"{out} is stale: regenerate it (the same command without --check) and commit the result", err=True)
-    return 1 if report.stale else 0
+    violations = check_file(out / tools_file, clients, result.project.dist)
+    _print_problems([v.problem() for v in violations], quiet=False, verbose=False)
+    if violations:
+        counts = ", ".join(f"{client} {count}" for client, count in summarize(violations).items())
+        typer.echo(f"{out}/{tools_file} breaks the rules of: {counts} (docs/clients.md)", err=True)
+    return 1 if report.stale or violations else 0
 
 
 def _config(spec: str, flags: dict[str, Any], rules: tuple[str, ...], explicit: Path | None) -> Config:

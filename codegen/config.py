@@ -88,3 +88,4 @@ class Config:
     max_spec_mb: float = 50  # bytes one spec document may have, in MB
     overlays: tuple[str, ...] = ()  # OpenAPI Overlay files (or URLs), applied in order after loading
     strict: bool = False  # every warning is an error (exit code 2)
+    clients: tuple[str, ...] = ("portable",)  # client profiles whose rules the tools must meet (surface/profiles)

@@ -20,6 +20,7 @@ from urllib.parse import urlparse
 
 from .config import ANNOTATION_KEYS, Action, Config, Override, Rule
 from .spec.model import METHODS, Security
+from .surface.profiles.rules import CLIENTS
 from .problems import Problem, error, join
 from .spec.declared_security import requirement_problems, scheme_problems, to_security
 
@@ -37,6 +38,7 @@ TOP_KEYS = (
     "output-depth",
     "input-budget",
     "compact",
+    "client",
     "rules",
     "overrides",
     "security-schemes",
@@ -95,6 +97,9 @@ def build_config(
             problems.append(problem)
         elif rule is not None:
             cli_rules.append(rule)
+    for client in flags.get("clients") or ():
+        if client not in CLIENTS:
+            problems.append(error(f"--client {client!r}: must be one of {', '.join(CLIENTS)}"))
     if problems:
         return None, problems
     file_overlays = values.get("overlays", ())
@@ -221,6 +226,12 @@ class _Reader:
                 values["unmatched"] = unmatched
             else:
                 self.fail(f"'unmatched' must be 'include' or 'exclude', got {unmatched!r}", join(pointer, "unmatched"))
+        clients = self.strings(data, "client", pointer)
+        for client in clients:
+            if client not in CLIENTS:
+                self.fail(f"'client' {client!r} must be one of {', '.join(CLIENTS)}", join(pointer, "client"))
+        if clients:
+            values["clients"] = tuple(dict.fromkeys(clients))
         rules = self.typed(data, "rules", list, "an array of tables ([[tool.mcp-codegen.rules]])", pointer)
         if rules is not None:
             values["rules"] = tuple(

@@ -132,5 +132,15 @@ MaxSpecMb = Annotated[
 ]
 Overlays = Annotated[list[str] | None, typer.Option("--overlay", help=OVERLAY_HELP)]
 Strict = Annotated[bool | None, typer.Option("--strict/--no-strict", help=STRICT_HELP)]
+Clients = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--client",
+        help="Make the tools fit this client, repeatable (several: all of their rules): claude, openai, gemini, "
+        "cursor, vscode or portable (names and schemas every client takes, losing nothing). Lossy changes "
+        "(OpenAI strict mode, Gemini's schema subset, Cursor's name length) apply only to the clients named. "
+        "The result is checked against each client's rules. Default: portable. See docs/clients.md.",
+    ),
+]
 Quiet = Annotated[bool, typer.Option("-q", "--quiet", help="Print errors only.")]
 Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="Print every warning and the time of each stage.")]

@@ -25,6 +25,7 @@ from .emit.render import Project, render, slug
 from .surface.select import apply_overrides, select_operations
 from .surface.plans import ToolSpec
 from .surface.tools import map_tools
+from .surface.profiles import apply_profiles
 from .spec.upgrade import PointerMap, is_swagger2, upgrade
 from .spec.validate import validate
 from .emit.write import with_manifest
@@ -124,6 +125,9 @@ def analyze(
     problems += here(found)
     tools, found = apply_overrides(tools, config, resolver)
     problems += here(found)
+    if tools:  # client profiles (surface/profiles): names and schemas every named client accepts, then checked
+        tools, found = apply_profiles(tools, config.clients, project_for(config, api).dist)
+        problems += found
     problems += documents.problems() + validated()  # the $refs that could not be read, each at its site
     if not tools and found_operations and not api.operations:
         problems.append(
@@ -137,13 +141,18 @@ def analyze(
     return api, tools, problems
 
 
+def project_for(config: Config, api: Api) -> Project:
+    """The generated package's names: --name, else the output folder's name, else the API title's slug."""
+    output_name = config.output.name if config.output is not None else slug(api.title)
+    return Project.from_name(config.name or output_name)
+
+
 def generate(config: Config, progress: Progress = _quiet) -> Result:
     source: dict[str, str] = {}
     api, tools, problems = analyze(config, progress, source)
     if api is None or not tools:
         return Result(problems=tuple(problems), api=api)
-    output_name = config.output.name if config.output is not None else slug(api.title)
-    project = Project.from_name(config.name or output_name)
+    project = project_for(config, api)
     base_url = config.base_url or (safe_url(api.servers[0]) if api.servers else None)
     progress(f"rendering {project.dist}")
     extra = {"default_timeout": config.timeout, "clients": client_setup(project, base_url)}

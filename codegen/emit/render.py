@@ -35,6 +35,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("server.py.jinja", "src/{package}/server.py"),
     ("settings.py.jinja", "src/{package}/settings.py"),
     ("requests.py.jinja", "src/{package}/requests.py"),
+    ("restore.py.jinja", "src/{package}/restore.py"),
     ("responses.py.jinja", "src/{package}/responses.py"),
     ("auth.py.jinja", "src/{package}/auth.py"),
     ("oauth.py.jinja", "src/{package}/oauth.py"),

@@ -64,6 +64,10 @@ class RequestPlan:
     # alternatives (OR) of requirements (AND): scheme key -> scopes; () = no authentication
     security: tuple[tuple[tuple[str, tuple[str, ...]], ...], ...] = ()
     fixed: tuple[tuple[str, str, str], ...] = ()  # (header | query | cookie, name, value) sent with every request
+    # what the server undoes before building the request, per argument, when a client profile reshaped the
+    # input schema: {"absent": True} a null means "not given", {"json": True} JSON text is decoded, nested
+    # under "properties" / "items" (surface/profiles/shape.py)
+    restore: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -78,6 +82,8 @@ class RequestPlan:
             data["security"] = [{key: list(scopes) for key, scopes in alt} for alt in self.security]
         if self.fixed:
             data["fixed"] = [{"in": location, "name": name, "value": value} for location, name, value in self.fixed]
+        if self.restore:
+            data["restore"] = self.restore
         return data
 
 

@@ -210,6 +210,10 @@ def sample(schema: Any, defs: dict[str, Any], depth: int = 0) -> Any:
         return None
     if schema.get("contentEncoding") == "base64":
         return "eA=="  # b"x"
+    if "JSON text: " in str(
+        schema.get("description", "")
+    ):  # a value a client profile sends as JSON text
+        return "{}"
     if isinstance(schema.get("pattern"), str):
         matching = from_pattern(schema["pattern"])
         if matching is not None:
@@ -269,8 +273,15 @@ def from_pattern(pattern: str) -> str | None:
 def arguments_for(tool: dict[str, Any]) -> dict[str, Any]:
     schema = tool["inputSchema"]
     defs = schema.get("$defs", {})
+    absent = (
+        ROUTES[tool["name"]].get("restore") or {}
+    )  # optional in the API, required by a client profile: null
     return {
-        key: sample(schema["properties"][key], defs)
+        key: (
+            None
+            if absent.get(key, {}).get("absent")
+            else sample(schema["properties"][key], defs)
+        )
         for key in schema.get("required", [])
     }
 

@@ -87,6 +87,9 @@ class Route:
     fixed: tuple[
         tuple[str, str, str], ...
     ] = ()  # (header | query | cookie, name, value) sent every time
+    restore: Mapping[str, Any] | None = (
+        None  # arguments reshaped for a client profile (restore.py)
+    )
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Route:
@@ -103,6 +106,7 @@ class Route:
             fixed=tuple(
                 (f["in"], f["name"], f["value"]) for f in data.get("fixed", ())
             ),
+            restore=data.get("restore"),
         )
 
 

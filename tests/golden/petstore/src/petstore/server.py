@@ -32,6 +32,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from .auth import SCHEMES, Auth, AuthError, Security
 from .requests import ArgumentError, Route, build_request, file_shorthand
 from .responses import failure, to_result
+from .restore import restore
 from .settings import (
     CREDENTIAL_VARIABLES,
     DEFAULT_TIMEOUT,
@@ -315,7 +316,9 @@ def build_server(
         try:
             with anyio.fail_after(max(deadline - time.monotonic(), 0.001)):
                 request = await auth.apply(
-                    routes.security(name), build_request(route, arguments), bearer
+                    routes.security(name),
+                    build_request(route, restore(arguments, route.restore)),
+                    bearer,
                 )
         except ArgumentError as exc:
             return failure(f"Invalid arguments for {name}: {exc}"), "invalid", 0
