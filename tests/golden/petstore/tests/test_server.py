@@ -482,34 +482,50 @@ def kind_of(schema: dict[str, Any]) -> str:
 
 
 def number(schema: dict[str, Any], integer: bool) -> int | float:
-    """1 when allowed, else the nearest value inside the bounds (a multiple of multipleOf)."""
-    low, high = schema.get("minimum"), schema.get("maximum")
-    above, below = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
+    """1 when allowed, else a value inside the bounds (the nearest integer to 1, or a number between the bounds),
+    rounded up to a multiple of multipleOf."""
+    bounds = [
+        schema.get(k)
+        for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum")
+    ]
+    low, above, high, below = [
+        b if isinstance(b, (int, float)) and not isinstance(b, bool) else None
+        for b in bounds
+    ]
+    lowest = max((b for b in (low, above) if b is not None), default=None)
+    highest = min((b for b in (high, below) if b is not None), default=None)
     value: float = 1
-    if isinstance(low, (int, float)) and value < low:
-        value = low
-    if (
-        isinstance(above, (int, float))
-        and not isinstance(above, bool)
-        and value <= above
-    ):
-        value = (
-            above + 1
-            if integer or not isinstance(below, (int, float))
-            else (above + below) / 2
+    if integer:
+        least = (
+            low
+            if above is None or low is not None and low > above
+            else math.floor(above) + 1
         )
-    if isinstance(high, (int, float)) and value > high:
-        value = high
-    if (
-        isinstance(below, (int, float))
-        and not isinstance(below, bool)
-        and value >= below
+        most = (
+            high
+            if below is None or high is not None and high < below
+            else math.ceil(below) - 1
+        )
+        value = max(value, math.ceil(least)) if least is not None else value
+        value = min(value, math.floor(most)) if most is not None else value
+    elif (
+        lowest is not None
+        and (value < lowest or value == above)
+        or highest is not None
+        and (value > highest or value == below)
     ):
-        value = below - 1
+        if lowest is not None and highest is not None:
+            value = (lowest + highest) / 2
+        else:
+            value = (
+                lowest + 1
+                if lowest is not None
+                else highest - 1 if highest is not None else value
+            )
     step = schema.get("multipleOf")
     if isinstance(step, (int, float)) and step > 0:
         value = math.ceil(value / step) * step
-    return math.ceil(value) if integer else value
+    return int(value) if integer else value
 
 
 REGEX_SAMPLES: dict[str, str] = {}
