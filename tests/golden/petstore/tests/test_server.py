@@ -279,10 +279,17 @@ class Sampler:
             except NoSample as exc:
                 reason = str(exc)
                 continue
+            except (
+                Exception
+            ) as exc:  # a keyword of an unusual shape (e.g. a patternProperties key Python cannot read)
+                reason = (
+                    f"{where or '(arguments)'}: {type(exc).__name__}: {str(exc)[:100]}"
+                )
+                continue
             problem = self.problem(schema, candidate)
             if problem is None:
                 return candidate
-            reason = f"{where or '(arguments)'}: {problem} (value {json.dumps(candidate)[:80]})"
+            reason = f"{where or '(arguments)'}: {problem} (value {json.dumps(candidate, default=str)[:80]})"
         raise NoSample(reason)
 
     def candidates(
@@ -582,8 +589,12 @@ def built(tool: dict[str, Any]) -> dict[str, Any] | str:
                 else "the arguments are not an object"
             )
             problem = problem or sampler.problem(schema, arguments)
-        except (NoSample, RecursionError) as exc:
-            problem = str(exc) or type(exc).__name__
+        except NoSample as exc:
+            problem = str(exc)
+        except (
+            Exception
+        ) as exc:  # e.g. RecursionError: still a reason, never a crash of the whole module
+            problem = f"{type(exc).__name__}: {str(exc)[:100]}"
         BUILT[name] = problem or arguments
     return BUILT[name]
 
