@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .plans import tool_entry
+
 
 class Route(Protocol):
     @property
@@ -64,16 +66,9 @@ class ListedTool:
     plan: ListedRoute
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "name": self.name,
-            "title": self.title,
-            "description": self.description,
-            "inputSchema": self.input_schema,
-        }
-        if self.output_schema is not None:
-            data["outputSchema"] = self.output_schema
-        data["annotations"] = self.annotations
-        return data
+        return tool_entry(
+            self.name, self.title, self.description, self.input_schema, self.output_schema, self.annotations
+        )
 
 
 def tools_text(tools: Sequence[SurfaceTool]) -> str:

@@ -100,13 +100,22 @@ class ToolSpec:
 
     def to_json(self) -> dict[str, Any]:
         """The tool exactly as tools/list sends it."""
-        data: dict[str, Any] = {
-            "name": self.name,
-            "title": self.title,
-            "description": self.description,
-            "inputSchema": self.input_schema,
-        }
-        if self.output_schema is not None:
-            data["outputSchema"] = self.output_schema
-        data["annotations"] = self.annotations
-        return data
+        return tool_entry(
+            self.name, self.title, self.description, self.input_schema, self.output_schema, self.annotations
+        )
+
+
+def tool_entry(
+    name: str,
+    title: str,
+    description: str,
+    input_schema: Mapping[str, Any],
+    output_schema: Mapping[str, Any] | None,
+    annotations: Mapping[str, Any],
+) -> dict[str, Any]:
+    """A tools/list entry, keys in the order the generator writes them."""
+    data: dict[str, Any] = {"name": name, "title": title, "description": description, "inputSchema": input_schema}
+    if output_schema is not None:
+        data["outputSchema"] = output_schema
+    data["annotations"] = annotations
+    return data
