@@ -20,6 +20,7 @@ from .spec.normalize import normalize
 from .problems import Problem, error, has_errors
 from .spec.refs import Resolver
 from .emit.render import Project, render, slug
+from .surface.listing import fit_listing
 from .surface.select import apply_overrides, select_operations
 from .surface.plans import ToolSpec
 from .surface.tools import map_tools
@@ -98,6 +99,8 @@ def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, li
     problems += here(found)
     tools, found = apply_overrides(tools, config, resolver)
     problems += here(found)
+    tools, found = fit_listing(tools)
+    problems += found
     if not tools and found_operations and not api.operations:
         problems.append(
             error(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..spec.model import Operation
+from .annotations import listed
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,14 +94,13 @@ class ToolSpec:
     operation: Operation
 
     def to_json(self) -> dict[str, Any]:
-        """The tool exactly as tools/list sends it."""
-        data: dict[str, Any] = {
-            "name": self.name,
-            "title": self.title,
-            "description": self.description,
-            "inputSchema": self.input_schema,
-        }
+        """The tool exactly as tools/list sends it: the title once (in `annotations`, which clients read when
+        the tool has no `title` of its own), hints equal to their MCP default left out."""
+        data: dict[str, Any] = {"name": self.name}
+        if self.annotations.get("title") != self.title:
+            data["title"] = self.title
+        data.update(description=self.description, inputSchema=self.input_schema)
         if self.output_schema is not None:
             data["outputSchema"] = self.output_schema
-        data["annotations"] = self.annotations
+        data["annotations"] = listed(self.annotations)
         return data
