@@ -57,6 +57,8 @@ def tool_text(op: Operation, name: str, compact: bool = False) -> ToolText:
         parts.append(body)
     if not summary and not body and source in ("name", "path"):  # nothing says more than the route
         parts.append(f"{op.method} {op.path}")
+    elif not body and not parts:  # many clients show a model the description, not the title: never empty
+        parts.append(summary or f"{title}.")
     if not compact:
         failures = [failure(r) for r in op.responses if _is_failure(r) and not _generic(r)]
         if failures:

@@ -42,11 +42,11 @@ VERSION = re.compile(r"v\d+(?:\.\d+)*|api|rest", re.IGNORECASE)
 
 
 def base_verb(word: str) -> str | None:
-    """The imperative of `word` when it is a known verb in that form or in the third person, else None."""
+    """The imperative of `word` when it is a known verb in that form, the third person or the past, else None."""
     low = word.lower().replace("-", "")
     if low in VERBS or (low.endswith(("ize", "ise", "ify")) and len(low) > 6):
         return low
-    for suffix, replacement in (("ies", "y"), ("es", ""), ("s", "")):
+    for suffix, replacement in (("ies", "y"), ("es", ""), ("s", ""), ("ied", "y"), ("ed", ""), ("d", "")):
         if low.endswith(suffix) and low[: -len(suffix)] + replacement in VERBS:
             return low[: -len(suffix)] + replacement
     return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from functools import cache
 from typing import Any
 
@@ -10,12 +11,10 @@ CHUNK = 100_000  # characters encoded at a time (the encoder refuses very long i
 
 @cache
 def _encoding() -> Any:
-    import warnings
-
-    import bpe_openai  # loaded on first use: building the encoding takes ~0.1 s
-
     with warnings.catch_warnings():  # its resource loading uses a deprecated importlib call
         warnings.simplefilter("ignore", DeprecationWarning)
+        import bpe_openai  # loaded on first use: building the encoding takes ~0.1 s
+
         return bpe_openai.get_encoding("cl100k_base")
 
 
