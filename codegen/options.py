@@ -102,7 +102,7 @@ Compact = Annotated[
     bool | None,
     typer.Option(
         "--compact/--no-compact",
-        help="Smallest tools/list: no output schemas, short tool descriptions, no link URLs. Default: off.",
+        help="Smallest tools/list: no output schemas, short tool descriptions. Default: off.",
     ),
 ]
 Quiet = Annotated[bool, typer.Option("-q", "--quiet", help="Print errors only.")]
