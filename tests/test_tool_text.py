@@ -71,6 +71,8 @@ def test_titles_from_summaries(summary: str, method: str, path: str, expected: s
         ("GET", "/v1/balance", "Get balance"),
         ("GET", "/2010-04-01/Accounts/{AccountSid}/Calls/{Sid}.json", "Get a call of an account"),
         ("POST", "/admin.users.setOwner", "Set owner of admin users"),  # an RPC method name: its verb
+        ("POST", "/v1/projects/{project}/keys/{key}:undelete", "Undelete a key of a project"),  # a custom method
+        ("DELETE", "/tags#resourceArn&tagKeys", "Delete tags"),  # a fragment or query is no resource
     ],
 )
 def test_titles_from_method_and_path(method: str, path: str, expected: str) -> None:

@@ -25,7 +25,7 @@ VERBS = frozenset("""
     exchange extend extract fail fetch filter finalize find finish fire flag flush follow fork forward generate get give grant
     hide hold identify import increment index initiate insert install invalidate invite invoke issue join
     launch leave link list load lock log login logout look lookup make manage mark merge migrate mint modify
-    move mute notify obtain open order patch pause pay perform pin ping place poll post present preview print process
+    move mute notify obtain open order patch pause pay perform pin ping place poll post present preview print process record
     promote provision publish purchase purge push put query queue read reactivate rebuild receive recover
     redact redeem redeliver redirect refresh refund regenerate register reject release reload remove rename
     render renew reopen reorder replace reply report request rerequest rerun resend reserve reset resolve
@@ -99,10 +99,17 @@ def _noun_verb(method: str, path: str) -> str:
     return "Create" if last[0] and not last[0].startswith("{") and last[0].lower().endswith("s") else "Send"
 
 
+def _route(path: str) -> list[str]:
+    """The path's segments, without a query or fragment (`/?Action=X`, `/#X-Amz-Target=Y`) or file extension;
+    a custom method (`/v1/{name}:encrypt`) is a segment of its own."""
+    path = re.split(r"[?#]", path, maxsplit=1)[0]
+    segments = [EXTENSION.sub("", s) for s in path.split("/")]
+    return [p for s in segments for p in re.split(r"(?<=[^/:]):?(?=:[A-Za-z])", s) if p]
+
+
 def _segments(path: str) -> list[str]:
     """The path's segments without version prefixes; dotted RPC names (`/chat.postMessage`) split too."""
-    parts = [EXTENSION.sub("", s) for s in path.split("/")]
-    return [p for s in parts if s for p in _split_dots(s) if not VERSION.fullmatch(p)]
+    return [p for s in _route(path) for p in _split_dots(s) if not VERSION.fullmatch(p)]
 
 
 def _split_dots(segment: str) -> list[str]:
@@ -110,8 +117,8 @@ def _split_dots(segment: str) -> list[str]:
 
 
 def is_rpc(path: str) -> bool:
-    """`/chat.postMessage`, `/admin.users.list`: method names, not resources."""
-    return any("." in EXTENSION.sub("", s) and not s.startswith("{") for s in path.split("/"))
+    """`/chat.postMessage`, `/admin.users.list`, `/v1/{name}:encrypt`: method names, not resources."""
+    return any(("." in s or s.startswith(":")) and not s.startswith("{") for s in _route(path))
 
 
 def _words(segment: str) -> list[str]:
@@ -147,7 +154,11 @@ def from_path(method: str, path: str) -> str | None:
     """A verb-first title from the method and path alone, or None when the path names nothing."""
     segs = _segments(path)
     action: list[str] = []
-    if len(segs) > 1 and _plain(segs[-1]):
+    if segs and segs[-1].startswith(":"):  # a custom method, /v1/{name}:encrypt: always the action
+        action, segs = _words(segs[-1][1:]), segs[:-1]
+        if not action:
+            return None
+    elif len(segs) > 1 and _plain(segs[-1]):
         words = _words(segs[-1])
         rpc = is_rpc(path)  # /admin.users.setOwner: the last name is the action, whatever follows the verb
         if words and words[0] in VERBS and (rpc or singular(words[-1]) == words[-1]):  # /capture, /refund_payment
@@ -155,7 +166,7 @@ def from_path(method: str, path: str) -> str | None:
     item = bool(segs) and not _plain(segs[-1])
     at = len(segs) - 2 if item else len(segs) - 1
     if at < 0 or not _plain(segs[at]) or not _words(segs[at]):
-        return None
+        return " ".join(action).capitalize() if action else None
     resource = _words(segs[at])
     if at >= 1 and _plain(segs[at - 1]):  # a namespace: /issuing/cards, /billing_portal/sessions
         resource = _words(segs[at - 1]) + resource
