@@ -117,6 +117,10 @@ def test_links_keep_their_text_and_lose_their_urls() -> None:
     assert prose.clean(see) == "Results per page (max 100)."
     assert prose.clean("The flow: ![a diagram](https://x.example/d.png) shows it.") == "The flow: a diagram shows it."
     assert prose.clean("see the `type` field") == "see the `type` field"  # no link: nothing to drop
+    assert (
+        prose.clean("when you [create or\nupdate a secret](https://x.example/s).")
+        == "when you create or\nupdate a secret."
+    )
 
 
 def test_cut_at_a_sentence_else_a_word_never_inside_a_link_or_code() -> None:

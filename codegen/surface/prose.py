@@ -21,11 +21,12 @@ HTML_TAGS = (
 )
 HTML_ELEMENT = re.compile(rf"</?(?:{HTML_TAGS})(?:\s[^<>]*)?/?>", re.IGNORECASE)
 HTML_BLOCK_START = re.compile(r"\s*<(?:p|div|ul|ol|table|h[1-6]|pre|blockquote|dl|details)[\s>]", re.IGNORECASE)
-IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\s]*(?:\s+\"[^\"\n]*\")?\)")
-LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*(?:\s+\"[^\"\n]*\")?\)")
+LINK_TEXT = r"((?:[^\]\n]|\n(?!\n))*)"  # a link's text may wrap, but not across a paragraph
+IMAGE = re.compile(rf"!\[{LINK_TEXT}\]\([^)\s]*(?:\s+\"[^\"\n]*\")?\)")
+LINK = re.compile(rf"\[{LINK_TEXT}\]\([^)\s]*(?:\s+\"[^\"\n]*\")?\)")
 REFERENCE_DEFINITION = re.compile(r"^ {0,3}\[[^\]\n]+\]:\s*\S+.*$\n?", re.MULTILINE)
 # a sentence whose point is a link to documentation: "For more information, see [X](url)." / "See [X](url)."
-_LINKED = r"\[[^\]\n]*\]\([^)\s]*\)"
+_LINKED = r"\[(?:[^\]\n]|\n(?!\n))*\]\([^)\s]*\)"
 SEE_ALSO = re.compile(
     r"(?<![^\s(])(?:For more (?:information|details)[^.\n\[]{0,60}?, see|See|Learn more(?: about)?|"
     rf"Read more(?: about)?)[^.\n\[]{{0,40}}?{_LINKED}(?:[^.\n\[]|\n(?!\n)|{_LINKED}){{0,120}}?\.\"?(?=\s|$)"
