@@ -107,7 +107,7 @@ Compact = Annotated[
     bool | None,
     typer.Option(
         "--compact/--no-compact",
-        help="Smallest tools/list: no output schemas, short tool descriptions, no link URLs. Default: off.",
+        help="Smallest tools/list: no output schemas, short tool descriptions. Default: off.",
     ),
 ]
 RefRoot = Annotated[

@@ -22,6 +22,7 @@ from .spec.normalize import normalize
 from .problems import Problem, error, has_errors
 from .spec.refs import Resolver
 from .emit.render import Project, render, slug
+from .surface.listing import fit_listing
 from .surface.select import apply_overrides, select_operations
 from .surface.plans import ToolSpec
 from .surface.tools import map_tools
@@ -128,6 +129,8 @@ def analyze(
     if tools:  # client profiles (surface/profiles): names and schemas every named client accepts, then checked
         tools, found = apply_profiles(tools, config.clients, project_for(config, api).dist)
         problems += found
+    tools, found = fit_listing(tools)
+    problems += found
     problems += documents.problems() + validated()  # the $refs that could not be read, each at its site
     if not tools and found_operations and not api.operations:
         problems.append(

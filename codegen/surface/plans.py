@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..spec.model import Operation
+from .annotations import listed
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +100,7 @@ class ToolSpec:
     operation: Operation
 
     def to_json(self) -> dict[str, Any]:
-        """The tool exactly as tools/list sends it."""
+        """The tool exactly as tools/list sends it (see tool_entry)."""
         return tool_entry(
             self.name, self.title, self.description, self.input_schema, self.output_schema, self.annotations
         )
@@ -113,9 +114,13 @@ def tool_entry(
     output_schema: Mapping[str, Any] | None,
     annotations: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """A tools/list entry, keys in the order the generator writes them."""
-    data: dict[str, Any] = {"name": name, "title": title, "description": description, "inputSchema": input_schema}
+    """A tools/list entry: the title once (in `annotations`, which clients read when the tool has no `title` of
+    its own), hints equal to their MCP default left out."""
+    data: dict[str, Any] = {"name": name}
+    if annotations.get("title") != title:
+        data["title"] = title
+    data.update(description=description, inputSchema=input_schema)
     if output_schema is not None:
         data["outputSchema"] = output_schema
-    data["annotations"] = annotations
+    data["annotations"] = listed(annotations)
     return data

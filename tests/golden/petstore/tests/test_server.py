@@ -702,11 +702,16 @@ async def test_lists_every_tool() -> None:
     for tool, expected in zip(listed, TOOLS):
         assert re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]{0,63}", tool.name)
         assert tool.input_schema["type"] == "object"
-        # annotations as generated (an x-mcp-annotations or config override may set openWorldHint = false)
-        assert tool.annotations is not None
-        assert tool.annotations.open_world_hint is expected["annotations"].get(
-            "openWorldHint", True
+        # annotations as generated: every tool has its title there; a hint left out has its MCP default
+        # (an x-mcp-annotations or config override may set openWorldHint = false)
+        assert (
+            tool.annotations is not None
+            and tool.annotations.title == expected["annotations"]["title"]
         )
+        open_world = tool.annotations.open_world_hint
+        assert (True if open_world is None else open_world) is expected[
+            "annotations"
+        ].get("openWorldHint", True)
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])

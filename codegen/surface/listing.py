@@ -1,0 +1,47 @@
+"""What tools/list costs a client, and keeping it within reach.
+
+Output schemas tell a client the shape of a result; no model needs them to choose or call a tool. When the
+whole tools/list (cl100k tokens of tools.json as sent) exceeds LISTING_TOKENS with them, they are left out
+of it: every tool still returns its result, as text (and structured content where the tool keeps a schema),
+and a warning says how much the listing saved. Everything a call needs (names, input schemas, descriptions,
+annotations) stays.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ..problems import Level, Problem
+from .plans import ToolSpec
+from .tokens import count_tokens
+
+LISTING_TOKENS = 200_000  # more than any model's context window holds for tools
+
+
+def listing_tokens(tools: Sequence[ToolSpec]) -> int:
+    """cl100k tokens of the tools/list entries, serialized as tools.json is (compact, sorted keys)."""
+    return count_tokens(_text(tools))
+
+
+def _text(tools: Sequence[ToolSpec]) -> str:
+    return json.dumps([t.to_json() for t in tools], ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def fit_listing(tools: Sequence[ToolSpec], limit: int = LISTING_TOKENS) -> tuple[list[ToolSpec], list[Problem]]:
+    """`tools` unchanged while their listing fits `limit` tokens; else the same tools without output schemas."""
+    if not any(t.output_schema is not None for t in tools):
+        return list(tools), []
+    if len(_text(tools)) <= limit:  # a token is at least one character: no need to count
+        return list(tools), []
+    before = listing_tokens(tools)
+    if before <= limit:
+        return list(tools), []
+    fitted = [replace(t, output_schema=None) for t in tools]
+    after = listing_tokens(fitted)
+    message = (
+        f"tools/list would cost {before:,} tokens (more than {limit:,}): output schemas are left out of it, "
+        f"which brings it to {after:,}; results are still returned whole"
+    )
+    return fitted, [Problem(Level.WARNING, message, "")]
