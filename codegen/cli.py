@@ -167,6 +167,23 @@ def generate_command(
             help="Smallest tools/list: no output schemas, short tool descriptions, no link URLs. Default: off.",
         ),
     ] = None,
+    surface: Annotated[
+        Literal["tools", "discovery", "auto"] | None,
+        typer.Option(
+            "--surface",
+            help="tools: one tool per operation; discovery: search_tools, describe_tool, call_tool, "
+            "call_read_only_tool (the server can switch with --surface); auto: tools when the API has at most "
+            "40 tools and a tools/list of at most 20k tokens, else discovery. Default: auto.",
+        ),
+    ] = None,
+    pins: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pin",
+            help="Discovery surface: also list these tools directly (glob on tool name, operationId or "
+            "'METHOD /path'; repeatable; the spec's x-mcp-pin: true does the same).",
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print errors only.")] = False,
     verbose: Annotated[
         bool, typer.Option("-v", "--verbose", help="Print every warning and the time of each stage.")
@@ -191,6 +208,8 @@ def generate_command(
         "output_depth": output_depth,
         "input_budget": input_budget,
         "compact": compact,
+        "surface": surface,
+        "pin": tuple(pins) if pins else None,
     }
     config = _config(spec, flags, tuple(rules or ()), config_file)
     started = time.monotonic()
@@ -259,6 +278,8 @@ def _print_done(result: Result, out: Path, config: Config) -> None:
     skipped = f", {errors} skipped" if has_errors(result.problems) else ""
     typer.echo(
         f"generated {len(result.tools)} tools{skipped} into {out}/ ({warnings} warnings)\n"
+        f"  surface: {result.surface.name}: tools/list has {result.surface.listed} tools, "
+        f"{result.surface.tokens:,} tokens (cl100k)\n"
         f"  install: pip install {out if out.is_absolute() else f'./{out}'}\n"
         f"  run:     {result.project.dist}   (stdio; --transport http for streamable HTTP)\n"
         f"  docker:  docker build -t {result.project.dist} {out}  (serves HTTP on port 8000)\n",

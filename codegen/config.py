@@ -78,3 +78,5 @@ class Config:
     unmatched: Action = "include"  # what happens to an operation no rule matches
     overrides: tuple[Override, ...] = ()  # per-operation name/title/description/annotations
     config_file: Path | None = None  # the file the settings came from, if any
+    surface: Literal["tools", "discovery", "auto"] = "auto"  # auto: tools when the API fits, else discovery
+    pin: tuple[str, ...] = ()  # globs (tool name, operationId, "METHOD /path"): listed next to discovery

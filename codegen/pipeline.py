@@ -21,6 +21,8 @@ from .problems import Problem, error, has_errors
 from .refs import Resolver
 from .render import Project, render, slug
 from .select import apply_overrides, select_operations
+from .surface.discovery import Surface, choose
+from .surface.tokens import wire
 from .tools import ToolSpec, map_tools
 from .upgrade import PointerMap, is_swagger2, upgrade
 from .validate import validate
@@ -34,6 +36,7 @@ class Result:
     api: Api | None = None
     tools: tuple[ToolSpec, ...] = ()
     project: Project | None = None
+    surface: Surface = Surface("tools", 0, 0)  # what the package lists, and what that costs
 
 
 Progress = Callable[[str], None]
@@ -117,7 +120,14 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
     project = Project.from_name(config.name or output_name)
     base_url = config.base_url or (api.servers[0] if api.servers else None)
     progress(f"rendering {project.dist}")
-    extra = {"default_timeout": config.timeout, "clients": client_setup(project, base_url)}
+    progress(f"choosing the surface ({config.surface})")
+    surface, found = choose(tools, config.surface, config.pin, api.title)
+    problems += found
+    extra = {
+        "default_timeout": config.timeout,
+        "clients": client_setup(project, base_url),
+        "discovery": _discovery_context(surface, config.surface),
+    }
     files, found = render(api, tools, project, base_url, config.templates, extra)
     problems += found
     if not has_errors(found):
@@ -125,5 +135,19 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
         files, found = format_files(files)
         problems += found
     if has_errors(found):
-        return Result(problems=tuple(problems), api=api, tools=tuple(tools), project=project)
-    return Result(with_manifest(files, __version__), tuple(problems), api, tuple(tools), project)
+        return Result(problems=tuple(problems), api=api, tools=tuple(tools), project=project, surface=surface)
+    return Result(with_manifest(files, __version__), tuple(problems), api, tuple(tools), project, surface)
+
+
+def _discovery_context(surface: Surface, requested: str) -> dict[str, Any] | None:
+    """The templates' `discovery` variable: None for a package that serves only its tools."""
+    if surface.name != "discovery":
+        return None
+    why = "asked for" if requested == "discovery" else "too many tools, or too many tokens, for one listing"
+    return {
+        "surface": surface.name,
+        "why": why,
+        "search_json": wire(surface.index),
+        "discovery_json": wire(surface.discovery_json()),
+        "pinned": surface.pinned,
+    }

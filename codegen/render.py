@@ -43,6 +43,12 @@ FILES: tuple[tuple[str, str], ...] = (
     ("conftest.py.jinja", "tests/conftest.py"),
     ("test_server.py.jinja", "tests/test_server.py"),
 )
+# written only for a package that can serve the discovery surface (the `discovery` template variable)
+DISCOVERY_FILES: tuple[tuple[str, str], ...] = (
+    ("search.py.jinja", "src/{package}/search.py"),
+    ("search.json.jinja", "src/{package}/search.json"),
+    ("discovery.json.jinja", "src/{package}/discovery.json"),
+)
 
 
 def builtin_templates() -> Path:
@@ -98,7 +104,7 @@ def render(
     context = {**_context(api, tools, project, default_base_url), **(extra or {})}
     files: dict[str, str] = {}
     problems: list[Problem] = []
-    for template_name, target in FILES:
+    for template_name, target in FILES + (DISCOVERY_FILES if context["discovery"] else ()):
         path = target.format(package=project.package)
         try:
             files[path] = env.get_template(template_name).render(context)
@@ -118,6 +124,7 @@ def _context(api: Api, tools: Sequence[ToolSpec], project: Project, default_base
         "tools_json": _dump([tool.to_json() for tool in tools]),
         "routes_json": _dump({tool.name: tool.plan.to_json() for tool in tools}),
         "security_schemes": security_schemes(api, tools, project),
+        "discovery": None,  # the pipeline sets it when the package serves the discovery surface
     }
 
 

@@ -206,6 +206,8 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
     return {
         "format": FORMAT,
         "scale": SCALE,
+        "stopwords": sorted(STOPWORDS),
+        "prefix": {"weight": PREFIX_WEIGHT, "min": PREFIX_MIN},
         "tools": [
             {
                 "name": tool.name,
