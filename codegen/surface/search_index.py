@@ -93,7 +93,8 @@ class Analyzer:
         self._cache: dict[str, str] = {}
 
     def words(self, text: str) -> list[str]:
-        return [w for w in _WORD.findall(_CAMEL.sub(r"\1 \2", text).lower()) if len(w) > 1 and w not in STOPWORDS]
+        words = _WORD.findall(_CAMEL.sub(r"\1 \2", _strip_markup(text)).lower())
+        return [w for w in words if len(w) > 1 and w not in STOPWORDS]
 
     def stems(self, text: str) -> list[str]:
         out = []
