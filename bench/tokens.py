@@ -38,6 +38,7 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 SPECS = ("github", "stripe", "asana", "slack")
 TOOLS_DIR = Path(os.environ.get("MCP_CODEGEN_TOOLS", Path.home() / ".cache" / "mcp-codegen-tools"))
 FASTMCP_PYTHON = TOOLS_DIR / "fastmcp-venv" / "bin" / "python"
+FASTMCP_TIMEOUT = 600  # seconds for FastMCP to start and list (it builds its tools from the spec at start-up)
 
 
 def dumped(result: Any) -> str:
@@ -70,7 +71,7 @@ async def fastmcp_listing(spec: str) -> dict[str, Any] | None:
         command=str(FASTMCP_PYTHON),
         args=[str(ROOT / "bench" / "peers" / "fastmcp_server.py"), "--spec", spec, "--base-url", "http://127.0.0.1:9"],
     )
-    with anyio.fail_after(300):
+    with anyio.move_on_after(FASTMCP_TIMEOUT) as scope:
         async with Client(params, mode="legacy") as client:
             tools: list[Any] = []
             cursor = None
@@ -79,6 +80,8 @@ async def fastmcp_listing(spec: str) -> dict[str, Any] | None:
                 tools += [t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in page.tools]
                 if (cursor := page.next_cursor) is None:
                     break
+    if scope.cancelled_caught:
+        return {"error": f"no complete tools/list within {FASTMCP_TIMEOUT} s"}
     return {"tools": len(tools), "tokens": listing_tokens(tools)}
 
 
@@ -115,7 +118,7 @@ def table(rows: list[dict[str, Any]]) -> str:
     ]
     for r in rows:
         peer = r.get("fastmcp")
-        fast = f"{peer['tokens']:,} ({peer['tools']} tools)" if peer else "not set up"
+        fast = "not set up" if not peer else peer.get("error") or f"{peer['tokens']:,} ({peer['tools']} tools)"
         lines.append(
             f"| {r['spec']} | {r['operations']:,} | {r['tools_tokens']:,} | {r['discovery_tokens']:,} | {r['auto']} "
             f"| {r['search8_median']:,.0f} / {r['search8_max']:,} | {fast} |"

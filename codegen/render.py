@@ -181,9 +181,12 @@ def _python_string(value: str) -> str:
 # parts included by a template above (each overridable by its path in the templates folder)
 PARTS: tuple[tuple[str, str], ...] = tuple(
     (f"server/{part}.py.jinja", "src/{package}/server.py (part)") for part in ("catalog", "dispatch", "http", "cli")
+) + (
+    ("server/discovery.py.jinja", "src/{package}/server.py (part, discovery surface)"),
+    ("tests/discovery.py.jinja", "tests/test_server.py (part, discovery surface)"),
 )
 
 
 def describe_templates() -> Mapping[str, str]:
     """Template file name -> generated path, for --help and the README."""
-    return dict(FILES + PARTS)
+    return dict(FILES + tuple((name, f"{path} (discovery surface)") for name, path in DISCOVERY_FILES) + PARTS)

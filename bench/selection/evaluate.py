@@ -105,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--spec", action="append", choices=SPECS, help="default: every spec with a task file")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--markdown", type=Path, help="also write the table, with the misses, as Markdown here")
     parser.add_argument("--misses", action="store_true", help="print the tasks our ranking misses at 5")
     args = parser.parse_args(argv)
     paths = spec_paths()
@@ -121,7 +122,34 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"    miss: {text}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    if args.markdown:
+        args.markdown.write_text(markdown(results), encoding="utf-8")
     return 0
+
+
+def markdown(results: list[dict[str, Any]]) -> str:
+    lines = [
+        "# Tool selection: recall of the discovery search",
+        "",
+        "`.venv/bin/python bench/selection/evaluate.py --json bench/results/selection.json "
+        "--markdown bench/results/selection.md`",
+        "",
+        "A task is found at k when one of its operations is among the first k results. Baseline: plain BM25",
+        "(bm25s, default English tokenizer, no stemming) over each tool's one-line summary.",
+        "",
+        "| spec | tools | tasks | ours recall@1 | ours recall@5 | baseline recall@1 | baseline recall@5 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        o, b = r["ours"], r["bm25_summary"]
+        lines.append(
+            f"| {r['spec']} | {r['tools']} | {r['tasks']} | {o['recall@1']:.1%} | {o['recall@5']:.1%} "
+            f"| {b['recall@1']:.1%} | {b['recall@5']:.1%} |"
+        )
+    lines += ["", "Tasks our ranking misses at 5:", ""]
+    for r in results:
+        lines += [f"- {r['spec']}: " + "; ".join(f"“{text}”" for text in r["misses@5"])]
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -119,9 +119,10 @@ def meta_tools(index: Mapping[str, Any], api_title: str) -> list[dict[str, Any]]
             "name": "search_tools",
             "title": f"Search the tools of {api}",
             "description": (
-                f"Find the tools for a task among the {total} operations of {api}: describe what you want to do "
-                "(e.g. 'create an invoice', 'list members of a team'), best matches first. Then describe_tool "
-                "gives a tool's arguments, and call_tool (or call_read_only_tool for reads) runs it.\n\n"
+                f"Find the tools for a task among the {total} operations of {api}: say what you want to do, "
+                "in the API's own words where you know them (e.g. 'create an invoice', 'list members of a team'); "
+                "best matches first. Then describe_tool gives a tool's arguments, and call_tool (or "
+                "call_read_only_tool for reads) runs it.\n\n"
                 f"Groups, for `tag` (tools): {_groups_text(index)}."
             ),
             "inputSchema": {
