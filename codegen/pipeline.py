@@ -143,7 +143,7 @@ def _discovery_context(surface: Surface, requested: str) -> dict[str, Any] | Non
     """The templates' `discovery` variable: None for a package that serves only its tools."""
     if surface.name != "discovery":
         return None
-    why = "asked for" if requested == "discovery" else "too many tools, or too many tokens, for one listing"
+    why = "generated with surface discovery" if requested == "discovery" else "auto, over 40 tools or 20k tokens"
     return {
         "surface": surface.name,
         "why": why,
