@@ -75,7 +75,7 @@ def ours(tools: list[ToolSpec], tasks: list[Task], index: dict[str, Any] | None 
 
 
 def baseline(tools: list[ToolSpec], tasks: list[Task]) -> list[list[str]]:
-    corpus = [short_summary(tool) for tool in tools]
+    corpus = [short_summary(tool, None) for tool in tools]
     model = bm25s.BM25()
     model.index(bm25s.tokenize(corpus, show_progress=False), show_progress=False)
     operations = [f"{tool.operation.method} {tool.operation.path}" for tool in tools]

@@ -25,7 +25,7 @@ from ..tools import ToolSpec
 
 FORMAT = 1
 SCALE = 100  # weights are stored as integers: round(weight * SCALE)
-SUMMARY_CHARS = 160  # characters of a tool's summary in a search result
+SUMMARY_CHARS = 120  # characters of a tool's summary in a search result
 DESCRIPTION_CHARS = 1500  # characters of the operation description that are indexed
 GROUP_CHARS = 40  # a group (tag) name longer than this is cut in the search_tools description
 
@@ -110,14 +110,15 @@ def _strip_markup(text: str) -> str:
     return _TAG.sub(" ", text)
 
 
-def short_summary(tool: ToolSpec) -> str:
-    """One line saying what the tool does: the operation's summary, else its description's first sentence."""
+def short_summary(tool: ToolSpec, limit: int | None = SUMMARY_CHARS) -> str:
+    """One line saying what the tool does: the operation's summary, else its description's first sentence
+    (cut at a word to `limit` characters, when given)."""
     text = " ".join(_strip_markup(tool.operation.summary or tool.operation.description or tool.title).split())
     if not tool.operation.summary:
         end = re.search(r"(?<=[.!?])\s", text)
         text = text[: end.start()] if end else text
-    if len(text) > SUMMARY_CHARS:
-        cut = text[: SUMMARY_CHARS - 1]
+    if limit is not None and len(text) > limit:
+        cut = text[: limit - 1]
         text = (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
     return text
 
@@ -159,7 +160,7 @@ def _fields(tool: ToolSpec) -> dict[str, str]:
     return {
         "name": tool.name.replace("_", " "),
         "title": "" if tool.title.lower() == named else tool.title,  # a title made from the name adds nothing
-        "summary": short_summary(tool),
+        "summary": short_summary(tool, None),
         "description": _strip_markup(op.description[:DESCRIPTION_CHARS]),
         "tags": " ".join(op.tags),
         "path": path,
