@@ -145,6 +145,29 @@ def _param_text(schema: Mapping[str, Any]) -> str:
     return " ".join(parts)
 
 
+# A path that names its action (/goals/{id}/removeFollowers, /chat.postMessage, /conversations.list): the verb
+# it starts with says what the operation does better than the HTTP method (RPC-style APIs POST everything).
+VERB_WORDS: Mapping[str, str] = {
+    **{verb: _READ_MANY for verb in ("list", "search", "find", "query", "lookup")},
+    **{verb: _READ_ONE for verb in ("get", "read", "info", "retrieve", "fetch", "show", "view", "describe")},
+    **{verb: _CREATE for verb in ("create", "add", "new", "post", "insert", "register", "upload", "invite")},
+    **{verb: _CHANGE for verb in ("update", "set", "edit", "modify", "rename", "change", "replace", "patch")},
+    **{verb: _REMOVE for verb in ("delete", "remove", "cancel", "revoke", "destroy", "erase", "unset", "clear")},
+}
+
+
+def action_words(path: str) -> str | None:
+    """The words of the verb the path's last segment starts with, if it starts with a known one."""
+    segments = [s for s in path.split("/") if s and not s.startswith("{")]
+    if not segments:
+        return None
+    last = segments[-1].split(".")[-1] if "." in segments[-1] else segments[-1]
+    first = _WORD.findall(_CAMEL.sub(r"\1 \2", last).replace("-", " ").lower())
+    if len(first) < 2 and "." not in segments[-1]:  # one plain word (/customers, /refunds): a noun, not an action
+        return None
+    return VERB_WORDS.get(first[0]) if first else None
+
+
 def path_shape(path: str) -> str:
     """collection (/customers), item (/customers/{id}) or action (/invoices/{id}/send)."""
     segments = [s for s in path.split("/") if s]
@@ -165,7 +188,7 @@ def _fields(tool: ToolSpec) -> dict[str, str]:
         "tags": " ".join(op.tags),
         "path": path,
         "params": _param_text(tool.input_schema),
-        "method": METHOD_WORDS.get((op.method, path_shape(op.path)), ""),
+        "method": action_words(op.path) or METHOD_WORDS.get((op.method, path_shape(op.path)), ""),
     }
 
 
