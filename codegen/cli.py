@@ -96,6 +96,8 @@ def generate_command(
     overlays: options.Overlays = None,
     strict: options.Strict = None,
     clients: options.Clients = None,
+    surface: options.Surface = None,
+    pins: options.Pins = None,
     quiet: options.Quiet = False,
     verbose: options.Verbose = False,
 ) -> None:
@@ -124,6 +126,8 @@ def generate_command(
         "overlays": tuple(overlays) if overlays else None,
         "strict": strict,
         "clients": tuple(clients) if clients else None,
+        "surface": surface,
+        "pin": tuple(pins) if pins else None,
     }
     config = _config(spec, flags, tuple(rules or ()), config_file)
     notice = found_notice(config, config_file)
@@ -223,6 +227,8 @@ def _print_done(result: Result, out: Path, config: Config) -> None:
     skipped = f", {errors} skipped" if has_errors(result.problems) else ""
     typer.echo(
         f"generated {len(result.tools)} tools{skipped} into {out}/ ({warnings} warnings)\n"
+        f"  surface: {result.surface.name}: tools/list has {result.surface.listed} tools, "
+        f"{result.surface.tokens:,} tokens (cl100k)\n"
         f"  install: pip install {out if out.is_absolute() else f'./{out}'}\n"
         f"  run:     {result.project.dist}   (stdio; --transport http for streamable HTTP)\n"
         f"  docker:  docker build -t {result.project.dist} {out}  (serves HTTP on port 8000)\n",

@@ -89,3 +89,5 @@ class Config:
     overlays: tuple[str, ...] = ()  # OpenAPI Overlay files (or URLs), applied in order after loading
     strict: bool = False  # every warning is an error (exit code 2)
     clients: tuple[str, ...] = ("portable",)  # client profiles whose rules the tools must meet (surface/profiles)
+    surface: Literal["tools", "discovery", "auto"] = "auto"  # auto: tools when the API fits, else discovery
+    pin: tuple[str, ...] = ()  # globs (tool name, operationId, "METHOD /path"): listed next to discovery

@@ -39,6 +39,8 @@ TOP_KEYS = (
     "input-budget",
     "compact",
     "client",
+    "surface",
+    "pin",
     "rules",
     "overrides",
     "security-schemes",
@@ -220,6 +222,16 @@ class _Reader:
                 values["timeout"] = float(timeout)
             else:
                 self.fail(f"'timeout' must be positive, got {timeout!r}", join(pointer, "timeout"))
+        surface = self.typed(data, "surface", str, "'tools', 'discovery' or 'auto'", pointer)
+        if surface is not None:
+            if surface in ("tools", "discovery", "auto"):
+                values["surface"] = surface
+            else:
+                self.fail(
+                    f"'surface' must be 'tools', 'discovery' or 'auto', got {surface!r}", join(pointer, "surface")
+                )
+        if "pin" in data:
+            values["pin"] = self.strings(data, "pin", pointer)
         unmatched = self.typed(data, "unmatched", str, "'include' or 'exclude'", pointer)
         if unmatched is not None:
             if unmatched in ("include", "exclude"):

@@ -142,5 +142,22 @@ Clients = Annotated[
         "The result is checked against each client's rules. Default: portable. See docs/clients.md.",
     ),
 ]
+Surface = Annotated[
+    Literal["tools", "discovery", "auto"] | None,
+    typer.Option(
+        "--surface",
+        help="tools: one tool per operation; discovery: search_tools, describe_tool, call_tool, "
+        "call_read_only_tool (the server can switch with --surface); auto: tools when the API has at most "
+        "40 tools and a tools/list of at most 20k tokens, else discovery. Default: auto.",
+    ),
+]
+Pins = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--pin",
+        help="Discovery surface: also list these tools directly (glob on tool name, operationId or "
+        "'METHOD /path'; repeatable; the spec's x-mcp-pin: true does the same).",
+    ),
+]
 Quiet = Annotated[bool, typer.Option("-q", "--quiet", help="Print errors only.")]
 Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="Print every warning and the time of each stage.")]

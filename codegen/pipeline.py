@@ -26,12 +26,15 @@ from .surface.listing import fit_listing
 from .surface.select import apply_overrides, select_operations
 from .surface.plans import ToolSpec
 from .surface.tools import map_tools
-from .surface.profiles import apply_profiles
+from .surface.profiles import apply_profiles, tool_cap
+from .surface.profiles.check import check_tools
 from .spec.upgrade import PointerMap, is_swagger2, upgrade
 from .spec.validate import validate
 from .emit.write import with_manifest
 from .spec.declared_security import overlay as overlay_security
 from .spec.overlay import apply_overlays
+from .surface.discovery import Surface, choose
+from .surface.tokens import wire
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class Result:
     api: Api | None = None
     tools: tuple[ToolSpec, ...] = ()
     project: Project | None = None
+    surface: Surface = Surface("tools", 0, 0)  # what the package lists, and what that costs
 
 
 Progress = Callable[[str], None]
@@ -158,7 +162,18 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
     project = project_for(config, api)
     base_url = config.base_url or (safe_url(api.servers[0]) if api.servers else None)
     progress(f"rendering {project.dist}")
-    extra = {"default_timeout": config.timeout, "clients": client_setup(project, base_url)}
+    progress(f"choosing the surface ({config.surface})")
+    cap = tool_cap(config.clients)
+    surface, found = choose(tools, config.surface, config.pin, api.title, cap)
+    problems += found
+    if cap is not None and surface.listed > cap:  # only `--surface tools` can get here: auto switches
+        listed = [tool.to_json() for tool in tools]
+        problems += [v.problem() for v in check_tools(listed, config.clients, project.dist) if not v.pointer]
+    extra = {
+        "default_timeout": config.timeout,
+        "clients": client_setup(project, base_url),
+        "discovery": _discovery_context(surface, config.surface),
+    }
     files, found = render(api, tools, project, base_url, config.templates, extra)
     problems += found
     if not has_errors(found):
@@ -166,5 +181,20 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
         files, found = format_files(files)
         problems += found
     if has_errors(found):
-        return Result(problems=tuple(problems), api=api, tools=tuple(tools), project=project)
-    return Result(with_manifest(files, __version__, source or None), tuple(problems), api, tuple(tools), project)
+        return Result(problems=tuple(problems), api=api, tools=tuple(tools), project=project, surface=surface)
+    files = with_manifest(files, __version__, source or None)
+    return Result(files, tuple(problems), api, tuple(tools), project, surface)
+
+
+def _discovery_context(surface: Surface, requested: str) -> dict[str, Any] | None:
+    """The templates' `discovery` variable: None for a package that serves only its tools."""
+    if surface.name != "discovery":
+        return None
+    why = "generated with surface discovery" if requested == "discovery" else "auto, over 40 tools or 20k tokens"
+    return {
+        "surface": surface.name,
+        "why": why,
+        "search_json": wire(surface.index),
+        "discovery_json": wire(surface.discovery_json()),
+        "pinned": surface.pinned,
+    }

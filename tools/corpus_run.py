@@ -330,7 +330,8 @@ async def list_over_stdio(out: Path, package: str, timeout: float) -> tuple[list
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", package],
-        env={"PYTHONPATH": str(out / "src"), "PYTHONDONTWRITEBYTECODE": "1"},
+        # every tool listed, also from a package whose default is the discovery surface
+        env={"PYTHONPATH": str(out / "src"), "PYTHONDONTWRITEBYTECODE": "1", f"{package.upper()}_SURFACE": "tools"},
         cwd=str(out),
     )
     tools: list[dict[str, Any]] = []

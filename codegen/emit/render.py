@@ -50,6 +50,12 @@ FILES: tuple[tuple[str, str], ...] = (
     ("conftest.py.jinja", "tests/conftest.py"),
     ("test_server.py.jinja", "tests/test_server.py"),
 )
+# written only for a package that can serve the discovery surface (the `discovery` template variable)
+DISCOVERY_FILES: tuple[tuple[str, str], ...] = (
+    ("search.py.jinja", "src/{package}/search.py"),
+    ("search.json.jinja", "src/{package}/search.json"),
+    ("discovery.json.jinja", "src/{package}/discovery.json"),
+)
 
 
 def builtin_templates() -> Path:
@@ -105,7 +111,7 @@ def render(
     context = {**_context(api, tools, project, default_base_url), **(extra or {})}
     files: dict[str, str] = {}
     problems: list[Problem] = []
-    for template_name, target in FILES:
+    for template_name, target in FILES + (DISCOVERY_FILES if context["discovery"] else ()):
         path = target.format(package=project.package)
         try:
             files[path] = env.get_template(template_name).render(context)
@@ -127,6 +133,7 @@ def _context(api: Api, tools: Sequence[ToolSpec], project: Project, default_base
         "routes_json": _dump({tool.name: tool.plan.to_json() for tool in tools}),
         "security_schemes": schemes,
         "environment": all_variables(project.env_prefix, schemes),
+        "discovery": None,  # the pipeline sets it when the package serves the discovery surface
     }
 
 
@@ -174,9 +181,12 @@ def _dump(data: Any) -> str:
 # parts included by a template above (each overridable by its path in the templates folder)
 PARTS: tuple[tuple[str, str], ...] = tuple(
     (f"server/{part}.py.jinja", "src/{package}/server.py (part)") for part in ("catalog", "dispatch", "http", "cli")
+) + (
+    ("server/discovery.py.jinja", "src/{package}/server.py (part, discovery surface)"),
+    ("tests/discovery.py.jinja", "tests/test_server.py (part, discovery surface)"),
 )
 
 
 def describe_templates() -> Mapping[str, str]:
     """Template file name -> generated path, for --help and the README."""
-    return dict(FILES + PARTS)
+    return dict(FILES + tuple((name, f"{path} (discovery surface)") for name, path in DISCOVERY_FILES) + PARTS)

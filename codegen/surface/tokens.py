@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import warnings
+from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -32,3 +34,13 @@ def count_tokens(text: str) -> int:
         total += len(encoding.encode_ordinary(text[start:cut]))
         start = cut
     return total + len(encoding.encode_ordinary(text[start:]))
+
+
+def wire(value: Any) -> str:
+    """`value` as JSON the way the server sends it: compact, UTF-8."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def listing_tokens(tools: Sequence[Mapping[str, Any]]) -> int:
+    """Tokens of a tools/list result holding `tools`."""
+    return count_tokens(wire({"tools": list(tools)}))

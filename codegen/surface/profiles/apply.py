@@ -55,6 +55,7 @@ def apply_profiles(
         problems.append(warning(f"{args_renamed} argument names changed to fit {named}"))
     if cut:
         problems.append(warning(f"{cut} recursive or deep $refs in input schemas loosened to fit {named}"))
-    found = check_tools([t.to_json() for t in result], rules.clients, server)
+    # the tool-count cap is checked on what the chosen surface lists (pipeline.generate), not here
+    found = check_tools([t.to_json() for t in result], rules.clients, server, listed=0)
     problems += [v.problem() for v in found]
     return result, problems

@@ -51,25 +51,26 @@ class Violation:
         return Problem(self.level, f"{self.client}: {where}{self.rule}", self.pointer, "tools.json")
 
 
-def check_tools(tools: Any, clients: Iterable[str], server: str) -> list[Violation]:
-    """Every rule of every named client that `tools` (a parsed tools.json) breaks."""
+def check_tools(tools: Any, clients: Iterable[str], server: str, listed: int | None = None) -> list[Violation]:
+    """Every rule of every named client that `tools` (a parsed tools.json) breaks. `listed`: how many tools the
+    server lists when that is not all of them (the discovery surface lists a few that reach the others)."""
     if not isinstance(tools, list):
         return [Violation("portable", "", "", "tools.json must be a list of tools", Level.ERROR)]
     found: list[Violation] = []
     for client in Rules.of(clients).clients:
-        found += _check_profile(tools, PROFILES[client], server)
+        found += _check_profile(tools, PROFILES[client], server, len(tools) if listed is None else listed)
     return found
 
 
-def _check_profile(tools: list[Any], profile: Profile, server: str) -> Iterator[Violation]:
+def _check_profile(tools: list[Any], profile: Profile, server: str, listed: int) -> Iterator[Violation]:
     client = profile.client
-    if profile.tool_cap is not None and len(tools) > profile.tool_cap:
+    if profile.tool_cap is not None and listed > profile.tool_cap:
         verb = "refuses" if profile.cap_refuses else "does not work well with"
         yield Violation(
             client,
             "",
             "",
-            f"{len(tools)} tools: {profile.label} {verb} more than {profile.tool_cap} tools from a server; "
+            f"{listed} tools: {profile.label} {verb} more than {profile.tool_cap} tools from a server; "
             "serve them through the discovery surface (a few tools that search, describe and call the others) "
             "or select fewer operations (--rule)",
             Level.ERROR,
@@ -276,4 +277,12 @@ def check_file(path: Path, clients: Iterable[str], server: str) -> list[Violatio
         return []  # nothing committed yet: the staleness check reports it
     except (OSError, ValueError, RecursionError) as exc:
         return [Violation("portable", "", "", f"cannot read {path.name}: {str(exc)[:200]}", Level.ERROR)]
-    return check_tools(tools, clients, server)
+    discovery = path.with_name("discovery.json")  # a discovery package lists its meta-tools and pins only
+    listed = None
+    if discovery.is_file():
+        try:
+            meta = json.loads(discovery.read_bytes()[: MAX_FILE + 1])
+            listed = len(meta.get("tools") or []) + len(meta.get("pinned") or [])
+        except (OSError, ValueError, AttributeError):
+            listed = None
+    return check_tools(tools, clients, server, listed)
