@@ -23,6 +23,7 @@ from .config import Config
 from .configfile import build_config
 from .options import CONFIG_HELP
 from .surface.diff import diff_tools, tool_summary
+from .surface.results import pagination_lines
 from .emit.escape import safe_url
 from .pipeline import Result, analyze, generate
 from .problems import Level, Problem, has_errors, sort_key
@@ -115,6 +116,9 @@ def generate_command(
         typer.echo(f"… settings from {config.config_file}", err=True)
     result = generate(config, _progress(quiet, verbose))
     _print_problems(result.problems, quiet=quiet, verbose=verbose)
+    if verbose and not quiet:
+        for line in pagination_lines(result.tools):
+            typer.echo(line, err=True)
     if not result.files or result.project is None:
         typer.echo("error: nothing was generated", err=True)
         raise typer.Exit(1)

@@ -34,6 +34,8 @@ FILES: tuple[tuple[str, str], ...] = (
     ("settings.py.jinja", "src/{package}/settings.py"),
     ("requests.py.jinja", "src/{package}/requests.py"),
     ("responses.py.jinja", "src/{package}/responses.py"),
+    ("paging.py.jinja", "src/{package}/paging.py"),
+    ("shaping.py.jinja", "src/{package}/shaping.py"),
     ("auth.py.jinja", "src/{package}/auth.py"),
     ("validation.py.jinja", "src/{package}/validation.py"),
     ("upstream.py.jinja", "src/{package}/upstream.py"),

@@ -30,16 +30,19 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from .auth import SCHEMES, Auth, AuthError, Security
+from .paging import Failed, Shaping
 from .requests import ArgumentError, Route, build_request, file_shorthand
-from .responses import failure, to_result
+from .responses import failure
+from .shaping import respond
 from .settings import (
     CREDENTIAL_VARIABLES,
+    DEFAULT_RESULT_TOKENS,
     DEFAULT_TIMEOUT,
     ENV_PREFIX,
     OPTIONAL_VARIABLES,
     Settings,
 )
-from .upstream import Upstream, UpstreamError, fetch_token
+from .upstream import Reply, Upstream, UpstreamError, fetch_token
 from .validation import Validators
 
 if TYPE_CHECKING:  # for annotations only (.upstream imports httpx itself)
@@ -98,6 +101,11 @@ class Routes:
         """The tool's security requirements: alternatives of schemes -> scopes ([]: none)."""
         raw = self._load().get(name)
         return (raw.get("security") or []) if raw else []
+
+    def shaping(self, name: str) -> Shaping:
+        """How the tool's JSON results are shaped (next pages, projection, budget)."""
+        raw = self._load().get(name)
+        return Shaping.from_json(raw.get("results") if raw else None)
 
     def get(self, name: str) -> Route | None:
         route = self._built.get(name)
@@ -276,20 +284,6 @@ def build_server(
         if not settings.base_url or "://" not in settings.base_url:
             message = f"No upstream base URL is configured: set {ENV_PREFIX}_BASE_URL or pass --base-url."
             return failure(message), "unconfigured", 0
-        try:
-            with anyio.fail_after(max(deadline - time.monotonic(), 0.001)):
-                request = await auth.apply(
-                    routes.security(name), build_request(route, arguments)
-                )
-        except ArgumentError as exc:
-            return failure(f"Invalid arguments for {name}: {exc}"), "invalid", 0
-        except AuthError as exc:
-            return failure(auth.redact(str(exc))), "auth", 0
-        except TimeoutError:
-            message = (
-                f"No access token within the total timeout of {settings.timeout:g} s."
-            )
-            return failure(message), "network", 0
         progress = (
             Progress(ctx)
             if ctx.meta and ctx.meta.get("progress_token") is not None
@@ -313,27 +307,56 @@ def build_server(
             if progress is not None:
                 await progress.step(message)
 
-        try:
-            if progress is None:
-                reply = await upstream.fetch(request, on_retry, deadline)
-            else:
-                work = upstream.fetch(request, on_retry, deadline)
-                reply = await with_heartbeat(progress, work, settings.progress_interval)
-        except UpstreamError as exc:
-            return (
-                failure(auth.redact(f"{route.method} {route.path}: {exc}")),
-                "network",
-                exc.retries,
-            )
-        if reply.status == 401 and any(
-            SCHEMES.get(k, {}).get("kind") == "oauth2"
-            for alt in routes.security(name)
-            for k in alt
-        ):
-            auth.forget_tokens()  # a cached token may have been revoked: fetch a new one next time
-        result = to_result(
+        async def send(args: dict[str, Any]) -> Reply | Failed:
+            """One request of this call (a later page too): built, authenticated, sent within the deadline."""
+            try:
+                with anyio.fail_after(max(deadline - time.monotonic(), 0.001)):
+                    request = await auth.apply(
+                        routes.security(name), build_request(route, args)
+                    )
+            except ArgumentError as exc:
+                return Failed(
+                    failure(f"Invalid arguments for {name}: {exc}"), "invalid", 0
+                )
+            except AuthError as exc:
+                return Failed(failure(auth.redact(str(exc))), "auth", 0)
+            except TimeoutError:
+                message = f"No access token within the total timeout of {settings.timeout:g} s."
+                return Failed(failure(message), "network", 0)
+            try:
+                if progress is None:
+                    reply = await upstream.fetch(request, on_retry, deadline)
+                else:
+                    work = upstream.fetch(request, on_retry, deadline)
+                    reply = await with_heartbeat(
+                        progress, work, settings.progress_interval
+                    )
+            except UpstreamError as exc:
+                return Failed(
+                    failure(auth.redact(f"{route.method} {route.path}: {exc}")),
+                    "network",
+                    exc.retries,
+                )
+            if reply.status == 401 and any(
+                SCHEMES.get(k, {}).get("kind") == "oauth2"
+                for alt in routes.security(name)
+                for k in alt
+            ):
+                auth.forget_tokens()  # a cached token may have been revoked: fetch a new one next time
+            return reply
+
+        reply = await send(arguments)
+        if isinstance(reply, Failed):
+            return reply.result, reply.status, reply.retries
+        # every result goes through respond: next pages, `fields`, `max_items`/`max_pages` and the budget
+        result = await respond(
             name,
+            routes.shaping(name),
+            arguments,
             reply,
+            send,
+            deadline,
+            tokens=settings.result_tokens,
             structured=structured[name],
             wrap=route.wrap_result,
             check=outputs.first_level_failures,
@@ -469,6 +492,8 @@ def environment_help() -> str:
         f"  {ENV_PREFIX}_RATE_LIMIT          requests per second to the API (default 0: no limit)",
         f"  {ENV_PREFIX}_MAX_CONNECTIONS     requests in flight at once, and pooled connections (default 20)",
         f"  {ENV_PREFIX}_MAX_RESPONSE_BYTES  size cap of a result's text, in UTF-8 bytes (default 1000000)",
+        f"  {ENV_PREFIX}_RESULT_TOKENS       tokens (characters / 4) a JSON result may take before it is trimmed",
+        f"                                   to whole items (default {DEFAULT_RESULT_TOKENS}; 0: no budget)",
         f"  {ENV_PREFIX}_PROGRESS_INTERVAL   seconds between progress notifications of a waiting call (default 2; 0: none)",
         f"  {ENV_PREFIX}_LOG_LEVEL           stderr log level (default INFO: one audit line per call)",
         f"  {ENV_PREFIX}_MCP_TOKEN           bearer token required by --transport http",
@@ -521,6 +546,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         f"(overrides {ENV_PREFIX}_TIMEOUT; default {DEFAULT_TIMEOUT:g})",
     )
     parser.add_argument(
+        "--result-tokens",
+        type=_tokens,
+        help="tokens (characters / 4) a JSON result may take before it is trimmed "
+        f"(overrides {ENV_PREFIX}_RESULT_TOKENS; default {DEFAULT_RESULT_TOKENS}; 0: no budget)",
+    )
+    parser.add_argument(
         "--log-level",
         help=f"stderr log level (overrides {ENV_PREFIX}_LOG_LEVEL; default INFO)",
     )
@@ -539,6 +570,14 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _tokens(text: str) -> int:
+    if not text.isdigit() or len(text) > 12:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number of tokens (0: no budget), got {text!r}"
+        )
+    return int(text)
+
+
 def settings_from(
     args: argparse.Namespace, environ: Mapping[str, str] | None = None
 ) -> Settings:
@@ -549,6 +588,9 @@ def settings_from(
         settings,
         base_url=args.base_url or settings.base_url,
         timeout=args.timeout or settings.timeout,
+        result_tokens=(
+            settings.result_tokens if args.result_tokens is None else args.result_tokens
+        ),
         log_level=(args.log_level or settings.log_level).upper(),
     )
 
