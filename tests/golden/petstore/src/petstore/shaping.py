@@ -296,12 +296,24 @@ async def respond(
             )
         data, changed = trimmed, True
         if shown is not None and total is not None:
-            if item_precise(shaping) and nxt is not None:
-                page = items_of(data, shaping.items or "") or []
+            page = items_of(data, shaping.items or "") or []
+            if (
+                item_precise(shaping) and page
+            ):  # the rest starts right after the last item shown
                 nxt = {
                     "arguments": resume(shaping, arguments, page, shown) or following
                 }
-            notes.append(_showing(shaping, shown, total, nxt is not None, budget))
+            sample = page[0] if page else None
+            notes.append(
+                _showing(
+                    shaping,
+                    shown,
+                    total,
+                    nxt is not None,
+                    int(room // CHARS_PER_TOKEN),
+                    sample,
+                )
+            )
         if strings:
             notes.append("long strings are cut, marked '… [cut: N more characters]'")
     return _result(
@@ -309,21 +321,28 @@ async def respond(
     )
 
 
-def _showing(shaping: Shaping, shown: int, total: int, more: bool, budget: int) -> str:
-    ways = []
+def _showing(
+    shaping: Shaping, shown: int, total: int, more: bool, budget: int, sample: Any
+) -> str:
+    note = f"showing {shown} of {total} items (the result budget is about {budget:,} tokens)"
     if item_precise(shaping) and more:
-        ways.append("next.arguments continue right after the last item shown")
-    elif more:
-        ways.append("next.arguments give the following page")
+        return note + "; next.arguments continue right after the last item shown"
+    ways = []
     size = shaping.pages.size if shaping.pages else None
     if size:
-        ways.append(f"a smaller {size} gives pages that fit")
+        ways.append(f"a smaller {size}")
     if shaping.fields:
+        names = list(sample)[:3] if isinstance(sample, dict) else ["id", "name"]
         ways.append(
-            f'{shaping.fields} (e.g. ["id", "name"]) returns fewer fields per item'
+            f"{shaping.fields} (e.g. {compact(names)}) for fewer members per item"
         )
-    how = "; ".join(ways) or "the API returns no more of this answer"
-    return f"showing {shown} of {total} items (the result budget is about {budget:,} tokens); for the rest: {how}"
+    rest = (
+        f"; ask again with {' or '.join(ways)} to see the other {total - shown}"
+        if ways
+        else ""
+    )
+    after = "; next.arguments give the page after this one" if more else ""
+    return note + rest + after
 
 
 def _result(
