@@ -54,6 +54,7 @@ class Override:
     annotations: tuple[tuple[str, Any], ...] = ()  # sorted (key, value) pairs
     exclude: bool | None = None
     source: str = ""
+    result_tokens: int | None = None  # this tool's result budget in tokens (0: none); None: the server's
 
     def annotation_map(self) -> Mapping[str, Any]:
         return dict(self.annotations)

@@ -23,6 +23,7 @@ from .spec.refs import Resolver
 from .emit.render import Project, render, slug
 from .surface.select import apply_overrides, select_operations
 from .surface.plans import ToolSpec
+from .surface.results import config_result_tokens
 from .surface.tools import map_tools
 from .spec.upgrade import PointerMap, is_swagger2, upgrade
 from .spec.validate import validate
@@ -99,6 +100,7 @@ def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, li
     problems += here(found)
     tools, found = apply_overrides(tools, config, resolver)
     problems += here(found)
+    tools = config_result_tokens(tools, config)
     if not tools and found_operations and not api.operations:
         problems.append(
             error(

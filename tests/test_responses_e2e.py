@@ -73,13 +73,15 @@ def api() -> Iterator[Upstream]:
 Package = tuple[ModuleType, ModuleType, dict[str, Any]]
 
 
-def run(package: Package, api: Upstream, calls: list[tuple[str, dict[str, Any]]], mode: str = "legacy", **env: str) -> list[types.CallToolResult]:
+def run(
+    package: Package, api: Upstream, calls: list[tuple[str, dict[str, Any]]], mode: str = "legacy", **env: str
+) -> list[types.CallToolResult]:
     server, settings, _ = package
     environ = {"PAGESAPI_BASE_URL": api.url, **{f"PAGESAPI_{k.upper()}": v for k, v in env.items()}}
     app = server.build_server(settings.Settings.from_env(environ))
 
     async def go() -> list[types.CallToolResult]:
-        async with (Client(app, mode="legacy") if mode == "legacy" else Client(app)) as client:
+        async with Client(app, mode="legacy") if mode == "legacy" else Client(app) as client:
             return [await client.call_tool(name, arguments) for name, arguments in calls]
 
     return anyio.run(go)
@@ -113,7 +115,9 @@ def test_tools_take_fields_and_auto_pagination_and_declare_next(package: Package
 
 def test_cli_verbose_lists_pagination(generated: tuple[Path, str]) -> None:
     lines = [line for line in generated[1].splitlines() if line.startswith("pagination:")]
-    assert "pagination: issues_list_for_repo (GET /repos/{owner}/{repo}/issues): Link header rel=next" in "\n".join(lines)
+    assert "pagination: issues_list_for_repo (GET /repos/{owner}/{repo}/issues): Link header rel=next" in "\n".join(
+        lines
+    )
     assert any("get_customers" in line and "has_more + last item's id -> starting_after" in line for line in lines)
     assert any("files_list" in line and "cursor nextPageToken -> pageToken" in line for line in lines)
     assert any("list_records" in line and "offset number offset" in line for line in lines)
@@ -129,7 +133,12 @@ def test_link_header_next_arguments_until_the_last_page(package: Package, api: U
     assert [i["number"] for i in value["result"]] == list(range(1, 11))
     assert value["next"] == {"arguments": {**first, "page": 2}}
     assert '[next page: call issues_list_for_repo with arguments {"owner":"octo"' in text(page1)
-    page2, page3 = run(package, api, [("issues_list_for_repo", value["next"]["arguments"]), ("issues_list_for_repo", {**first, "page": 3})], mode)
+    page2, page3 = run(
+        package,
+        api,
+        [("issues_list_for_repo", value["next"]["arguments"]), ("issues_list_for_repo", {**first, "page": 3})],
+        mode,
+    )
     assert valid(package, "issues_list_for_repo", page2)["next"]["arguments"]["page"] == 3
     last = valid(package, "issues_list_for_repo", page3)
     assert [i["number"] for i in last["result"]] == [21, 22, 23] and "next" not in last
@@ -139,7 +148,12 @@ def test_link_header_next_arguments_until_the_last_page(package: Package, api: U
 
 @pytest.mark.parametrize("mode", MODES)
 def test_has_more_cursor_is_the_last_items_id(package: Package, api: Upstream, mode: str) -> None:
-    page1, page3 = run(package, api, [("get_customers", {"limit": 10}), ("get_customers", {"limit": 10, "starting_after": "cus_020"})], mode)
+    page1, page3 = run(
+        package,
+        api,
+        [("get_customers", {"limit": 10}), ("get_customers", {"limit": 10, "starting_after": "cus_020"})],
+        mode,
+    )
     value = valid(package, "get_customers", page1)
     assert value["next"] == {"arguments": {"limit": 10, "starting_after": "cus_010"}}
     last = valid(package, "get_customers", page3)
@@ -167,7 +181,9 @@ def test_page_token_and_offset(package: Package, api: Upstream, mode: str) -> No
 
 # -- auto-pagination ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", MODES)
-def test_max_items_merges_exactly_and_fetches_nothing_past_the_bound(package: Package, api: Upstream, mode: str) -> None:
+def test_max_items_merges_exactly_and_fetches_nothing_past_the_bound(
+    package: Package, api: Upstream, mode: str
+) -> None:
     (result,) = run(package, api, [("get_customers", {"limit": 10, "max_items": 15})], mode)
     value = valid(package, "get_customers", result)
     assert [c["id"] for c in value["data"]] == [f"cus_{n:03d}" for n in range(1, 16)]
@@ -204,7 +220,7 @@ def test_auto_pagination_over_link_headers(package: Package, api: Upstream, mode
 # -- the budget -----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", MODES)
 def test_budget_trims_to_whole_items_and_stays_valid(package: Package, api: Upstream, mode: str) -> None:
-    (issues, customers) = run(
+    issues, customers = run(
         package,
         api,
         [("issues_list_for_repo", {"owner": "o", "repo": "r", "per_page": 23}), ("get_customers", {"limit": 20})],
@@ -234,8 +250,11 @@ def test_long_string_cut_at_a_space_with_a_marker(package: Package, api: Upstrea
 
 
 def test_no_budget_and_small_results_keep_the_api_text(package: Package, api: Upstream) -> None:
-    (small, unlimited) = run(
-        package, api, [("list_records", {"limit": 2, "offset": 21}), ("get_customers", {"limit": 23})], result_tokens="0"
+    small, unlimited = run(
+        package,
+        api,
+        [("list_records", {"limit": 2, "offset": 21}), ("get_customers", {"limit": 23})],
+        result_tokens="0",
     )
     assert text(small) == json.dumps({"records": [{"n": 21}, {"n": 22}], "total": 23}).encode().decode()
     assert len(valid(package, "get_customers", unlimited)["data"]) == 23
@@ -248,17 +267,27 @@ def test_fields_projects_each_item_and_stays_valid(package: Package, api: Upstre
         package,
         api,
         [
-            ("issues_list_for_repo", {"owner": "o", "repo": "r", "per_page": 3, "fields": ["number", "user.login", "labels.name"]}),
+            (
+                "issues_list_for_repo",
+                {"owner": "o", "repo": "r", "per_page": 3, "fields": ["number", "user.login", "labels.name"]},
+            ),
             ("get_customers", {"limit": 2, "fields": ["id", "email"]}),
             ("get_customers", {"limit": 1, "fields": ["nope"]}),
         ],
         mode,
     )
     value = valid(package, "issues_list_for_repo", issues)
-    assert value["result"][0] == {"number": 1, "user": {"login": "user1"}, "labels": [{"name": "bug"}, {"name": "area-1"}]}
+    assert value["result"][0] == {
+        "number": 1,
+        "user": {"login": "user1"},
+        "labels": [{"name": "bug"}, {"name": "area-1"}],
+    }
     assert value["next"]["arguments"]["fields"] == ["number", "user.login", "labels.name"]
     assert api.requests[0].query == "per_page=3"  # fields is not sent
     page = valid(package, "get_customers", customers)
-    assert page["data"] == [{"id": "cus_001", "email": "person1@example.com"}, {"id": "cus_002", "email": "person2@example.com"}]
+    assert page["data"] == [
+        {"id": "cus_001", "email": "person1@example.com"},
+        {"id": "cus_002", "email": "person2@example.com"},
+    ]
     assert page["has_more"] is True and page["next"]["arguments"]["starting_after"] == "cus_002"
     assert "none of the fields ['nope'] was found; the members are: id, object, email" in text(missing)

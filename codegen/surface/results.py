@@ -17,12 +17,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ..config import Config
 from ..problems import Level, Problem
 from ..spec.media import json_media_rank
 from ..spec.model import Schema
 from ..spec.refs import RefError, Resolver
 from .pagination import detect, list_items
 from .plans import ResultPlan, ToolSpec
+from .select import find_override
 
 TOKENS_EXTENSION = "x-mcp-result-tokens"
 MAX_ITEMS_LIMIT = 10_000
@@ -152,3 +154,16 @@ def pagination_lines(tools: Sequence[ToolSpec]) -> list[str]:
             lines.append(f"pagination: {tool.name} ({tool.plan.method} {tool.plan.path}): {pages.describe()}")
     lines.append(f"pagination: found on {len(lines)} of {len(tools)} operations")
     return lines
+
+
+def config_result_tokens(tools: Sequence[ToolSpec], config: Config) -> list[ToolSpec]:
+    """The config file's per-operation `result_tokens` (they win over the spec's x-mcp-result-tokens)."""
+    out = []
+    for tool in tools:
+        override = find_override(tool.operation, config.overrides)
+        if override is None or override.result_tokens is None:
+            out.append(tool)
+            continue
+        results = replace(tool.plan.results or ResultPlan(), tokens=override.result_tokens)
+        out.append(replace(tool, plan=replace(tool.plan, results=results)))
+    return out

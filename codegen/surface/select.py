@@ -22,7 +22,14 @@ from ..problems import Level, Problem
 from ..spec.refs import Resolver
 from .plans import ToolSpec
 
-EXTENSIONS = ("x-mcp-name", "x-mcp-title", "x-mcp-description", "x-mcp-annotations", "x-mcp-exclude")
+EXTENSIONS = (
+    "x-mcp-name",
+    "x-mcp-title",
+    "x-mcp-description",
+    "x-mcp-annotations",
+    "x-mcp-exclude",
+    "x-mcp-result-tokens",  # read by surface/results.py
+)
 
 
 def find_override(op: Operation, overrides: Sequence[Override]) -> Override | None:

@@ -47,7 +47,11 @@ ISSUE = {
         "number": {"type": "integer"},
         "title": {"type": "string"},
         "state": {"type": "string", "enum": ["open", "closed"]},
-        "user": {"type": "object", "required": ["login"], "properties": {"login": {"type": "string"}, "id": {"type": "integer"}}},
+        "user": {
+            "type": "object",
+            "required": ["login"],
+            "properties": {"login": {"type": "string"}, "id": {"type": "integer"}},
+        },
         "labels": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
         "body": {"type": "string", "nullable": True},
     },
@@ -109,7 +113,10 @@ SPEC: dict[str, Any] = {
         "/files": {
             "get": {
                 "operationId": "files.list",
-                "parameters": [_int("pageSize", 1, 1000), {"name": "pageToken", "in": "query", "schema": {"type": "string"}}],
+                "parameters": [
+                    _int("pageSize", 1, 1000),
+                    {"name": "pageToken", "in": "query", "schema": {"type": "string"}},
+                ],
                 "responses": _ok(
                     {
                         "type": "object",
@@ -136,7 +143,10 @@ SPEC: dict[str, Any] = {
                     {
                         "type": "object",
                         "properties": {
-                            "records": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+                            "records": {
+                                "type": "array",
+                                "items": {"type": "object", "properties": {"n": {"type": "integer"}}},
+                            },
                             "total": {"type": "integer"},
                         },
                     }
@@ -234,7 +244,9 @@ class PagesApi:
     def files(self, query: dict[str, str]) -> Reply:
         size = int(query.get("pageSize", "10"))
         start = int(query["pageToken"].removeprefix("tok-")) if "pageToken" in query else 0
-        body: dict[str, Any] = {"files": [{"id": f"f{n}", "name": f"file {n}.txt"} for n in range(start, min(start + size, self.count))]}
+        body: dict[str, Any] = {
+            "files": [{"id": f"f{n}", "name": f"file {n}.txt"} for n in range(start, min(start + size, self.count))]
+        }
         if start + size < self.count:
             body["nextPageToken"] = f"tok-{start + size}"
         return Reply(200, json.dumps(body).encode(), JSON)
