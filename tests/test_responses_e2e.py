@@ -27,6 +27,7 @@ from mcp import Client
 
 from conftest import write_spec
 from support.pages_api import SPEC, PagesApi
+from support.package_checks import assert_package_is_clean
 from support.recorder import Upstream, recording_upstream
 
 pytestmark = pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
@@ -291,3 +292,9 @@ def test_fields_projects_each_item_and_stays_valid(package: Package, api: Upstre
     ]
     assert page["has_more"] is True and page["next"]["arguments"]["starting_after"] == "cus_002"
     assert "none of the fields ['nope'] was found; the members are: id, object, email" in text(missing)
+
+
+@pytest.mark.slow
+def test_generated_package_is_clean(generated: tuple[Path, str]) -> None:
+    """black, mypy --strict and the package's own tests (test_results.py's paginated paths included)."""
+    assert_package_is_clean(generated[0])

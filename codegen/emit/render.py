@@ -46,6 +46,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("py.typed.jinja", "src/{package}/py.typed"),
     ("conftest.py.jinja", "tests/conftest.py"),
     ("test_server.py.jinja", "tests/test_server.py"),
+    ("test_results.py.jinja", "tests/test_results.py"),
 )
 
 
