@@ -88,6 +88,11 @@ def run(
     return anyio.run(go)
 
 
+def connect(app: Any, mode: str) -> Client:
+    """The official client: the legacy (handshake) era, or the client's default (the newest it speaks)."""
+    return Client(app, mode="legacy") if mode == "legacy" else Client(app)
+
+
 def valid(package: Package, tool: str, result: types.CallToolResult) -> dict[str, Any]:
     """The structured content, checked against the tool's outputSchema (Draft 2020-12)."""
     assert not result.is_error, text(result)
@@ -298,3 +303,53 @@ def test_fields_projects_each_item_and_stays_valid(package: Package, api: Upstre
 def test_generated_package_is_clean(generated: tuple[Path, str]) -> None:
     """black, mypy --strict and the package's own tests (test_results.py's paginated paths included)."""
     assert_package_is_clean(generated[0])
+
+
+# -- resource links: stateless -----------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", MODES)
+def test_trimmed_result_links_the_whole_answer_that_any_replica_can_read(
+    package: Package, api: Upstream, mode: str
+) -> None:
+    server, settings, _ = package
+    environ = {"PAGESAPI_BASE_URL": api.url, "PAGESAPI_RESULT_TOKENS": "400"}
+    arguments = {"owner": "o", "repo": "r", "per_page": 23, "fields": ["number", "title", "body"]}
+
+    async def call() -> types.CallToolResult:
+        async with connect(server.build_server(settings.Settings.from_env(environ)), mode) as client:
+            return await client.call_tool("issues_list_for_repo", arguments)
+
+    result = anyio.run(call)
+    value = valid(package, "issues_list_for_repo", result)
+    links = [b for b in result.content if isinstance(b, types.ResourceLink)]
+    assert len(links) == 1 and links[0].uri.startswith("mcp-result://call/issues_list_for_repo?arguments=")
+    assert "the whole answer: read the resource link" in text(result) and len(value["result"]) < 23
+
+    async def read(uri: str) -> types.ReadResourceResult:  # a new server: nothing is shared with the first one
+        async with connect(server.build_server(settings.Settings.from_env(environ)), mode) as client:
+            return await client.read_resource(uri)
+
+    whole = anyio.run(read, links[0].uri)
+    (content,) = whole.contents
+    assert isinstance(content, types.TextResourceContents) and content.mime_type == "application/json"
+    assert [i["number"] for i in json.loads(content.text)] == list(range(1, 24))
+    assert set(json.loads(content.text)[0]) == {"number", "title", "body"}  # the same call: fields applies
+    assert api.requests[0].target == api.requests[1].target  # the same GET, run again
+
+
+def test_only_result_links_of_read_only_tools_are_read(package: Package, api: Upstream) -> None:
+    server, settings, _ = package
+    app = server.build_server(settings.Settings.from_env({"PAGESAPI_BASE_URL": api.url}))
+
+    async def read(uri: str) -> str:
+        async with Client(app, mode="legacy") as client:
+            assert (await client.list_resources()).resources == []
+            try:
+                await client.read_resource(uri)
+            except Exception as exc:  # the client raises the JSON-RPC error
+                return str(exc)
+        return "read"
+
+    assert "Unknown resource" in anyio.run(read, "mcp-result://call/no_such_tool?arguments=%7B%7D")
+    assert "Unknown resource" in anyio.run(read, "file:///etc/passwd")
+    assert "Unknown resource" in anyio.run(read, "mcp-result://call/get_doc?arguments=not-json")
+    assert not api.requests

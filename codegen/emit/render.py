@@ -36,6 +36,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("responses.py.jinja", "src/{package}/responses.py"),
     ("paging.py.jinja", "src/{package}/paging.py"),
     ("shaping.py.jinja", "src/{package}/shaping.py"),
+    ("links.py.jinja", "src/{package}/links.py"),
     ("auth.py.jinja", "src/{package}/auth.py"),
     ("validation.py.jinja", "src/{package}/validation.py"),
     ("upstream.py.jinja", "src/{package}/upstream.py"),

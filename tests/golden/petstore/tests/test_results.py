@@ -24,8 +24,10 @@ from test_server import (
     Recorder,
     arguments_for,
     first,
+    method,
     sample,
     server,
+    target,
     text_of,
 )
 
@@ -277,3 +279,38 @@ async def test_fields_keeps_only_those_members() -> None:
         shown = shown[key]
     assert shown == [{keep: item[keep]} for item in listed]
     assert "fields" not in str(recorder.requests[0].url)
+
+
+async def test_text_past_the_budget_is_cut_with_a_link_to_the_whole_answer() -> None:
+    """A read-only tool's long text is cut at a word, with a resource link that any server can read (the URI
+    names the call); other tools get no link."""
+    tool = first(lambda t: method(t) == "GET") or target()
+    body = "lorem ipsum " * 2000
+    recorder = Recorder(
+        status=200, body=body.encode(), content_type="text/plain; charset=utf-8"
+    )
+    async with Client(server(recorder, result_tokens=300), mode="legacy") as client:
+        result = await client.call_tool(tool["name"], arguments_for(tool))
+        assert not result.is_error and len(text_of(result)) <= 300 * 4
+        assert text_of(result).startswith(
+            "lorem ipsum"
+        ) and "cut to the result budget of about 300 tokens" in text_of(result)
+        links = [b for b in result.content if isinstance(b, types.ResourceLink)]
+        if method(tool) != "GET":
+            assert not links
+            return
+        assert len(links) == 1
+    async with Client(
+        server(recorder), mode="legacy"
+    ) as client:  # another server: nothing is shared
+        read = await client.read_resource(links[0].uri)
+    (content,) = read.contents
+    assert (
+        isinstance(content, types.TextResourceContents)
+        and content.text == body
+        and content.mime_type == "text/plain"
+    )
+    assert (
+        len(recorder.requests) == 2
+        and recorder.requests[0].url == recorder.requests[1].url
+    )

@@ -30,6 +30,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from .auth import SCHEMES, Auth, AuthError, Security
+from .links import contents, parse_uri, result_uri
 from .paging import Failed, Shaping
 from .requests import ArgumentError, Route, build_request, file_shorthand
 from .responses import failure
@@ -272,7 +273,9 @@ def build_server(
         name: str,
         route: Route,
         arguments: dict[str, Any],
+        whole: bool = False,
     ) -> tuple[types.CallToolResult, int | str, int]:
+        """One call of tool `name`; `whole`: the answer without the result budget (a result link being read)."""
         deadline = (
             time.monotonic() + settings.timeout
         )  # the call's one deadline: token, connect, send, answer, retries
@@ -361,8 +364,54 @@ def build_server(
             wrap=route.wrap_result,
             check=outputs.first_level_failures,
             limit=settings.max_response_bytes,
+            uri=(
+                result_uri(name, arguments)
+                if route.method == "GET" and not whole
+                else None
+            ),
+            whole=whole,
         )
         return masked(result, auth), reply.status, reply.retries
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[]
+        )  # result links are made per call, never listed
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        """A result link (links.py): the read-only call it names, run again without the result budget."""
+        call = parse_uri(params.uri)
+        route = routes.get(call[0]) if call else None
+        if call is None or route is None or route.method != "GET":
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Unknown resource: {params.uri[:200]}",
+            )
+        try:
+            result, status, _ = await execute(ctx, call[0], route, call[1], whole=True)
+        except Exception as exc:  # as for tools/call: never a traceback
+            log.error("resource %s failed: %s", call[0], type(exc).__name__)
+            raise MCPError(
+                code=types.INTERNAL_ERROR,
+                message=f"Internal error while reading {call[0]}",
+            ) from None
+        audit.info(
+            "resource tool=%s method=%s path=%s status=%s",
+            call[0],
+            route.method,
+            route.path,
+            status,
+        )
+        if result.is_error:
+            raise MCPError(
+                code=types.INTERNAL_ERROR,
+                message=getattr(result.content[0], "text", "error")[:2000],
+            )
+        return types.ReadResourceResult(contents=contents(params.uri, result))
 
     server: Server[Any] = Server(
         NAME,
@@ -373,6 +422,12 @@ def build_server(
     server.add_request_handler("tools/list", types.PaginatedRequestParams, list_tools)
     server.add_request_handler(
         "logging/setLevel", types.SetLevelRequestParams, set_level
+    )
+    server.add_request_handler(
+        "resources/list", types.PaginatedRequestParams, list_resources
+    )
+    server.add_request_handler(
+        "resources/read", types.ReadResourceRequestParams, read_resource
     )
     return server
 

@@ -34,6 +34,7 @@ from .paging import (
     with_items,
 )
 from .responses import Checker, _decode, _structured, is_json, to_result
+from .links import link, size
 from .upstream import Reply
 
 CHARS_PER_TOKEN = (
@@ -225,26 +226,36 @@ async def respond(
     wrap: bool,
     check: Checker | None,
     limit: int,
+    uri: str | None = None,
+    whole: bool = False,
 ) -> types.CallToolResult:
-    """The tool result for `reply` (the first page); `send` fetches further pages; `tokens`: the server's budget."""
+    """The tool result for `reply` (the first page); `send` fetches further pages; `tokens`: the server's budget;
+    `uri`: a resource link to the whole answer, added when the result is cut; `whole`: no budget, no notes, no
+    next (what `resources/read` of such a link returns)."""
     plain = to_result(
         tool, reply, structured=structured, wrap=wrap, check=check, limit=limit
     )
     base = reply.headers.get("content-type", "").split(";")[0].strip().lower()
-    if (
-        reply.status >= 300
-        or not reply.body
-        or reply.truncated
-        or not is_json(base)
-        or plain.is_error
-    ):
+    budget = 0 if whole else shaping.tokens if shaping.tokens is not None else tokens
+    room = min(budget * CHARS_PER_TOKEN if budget else math.inf, limit)
+    if reply.status >= 300 or plain.is_error:
         return plain
+    if (
+        whole
+    ):  # read through a result link: the media type goes along for the resource contents
+        plain.meta = {
+            **(plain.meta or {}),
+            "mimeType": base or "application/octet-stream",
+        }
+    if not reply.body or reply.truncated or not is_json(base):
+        return _over_budget(
+            tool, plain, budget * CHARS_PER_TOKEN if budget else math.inf, uri, base
+        )
+    raw = _decode(reply.body, reply.headers.get("content-type", ""))
     try:
-        data = json.loads(_decode(reply.body, reply.headers.get("content-type", "")))
+        data = json.loads(raw)
     except (ValueError, RecursionError):
         return plain
-    budget = shaping.tokens if shaping.tokens is not None else tokens
-    room = min(budget * CHARS_PER_TOKEN if budget else math.inf, limit)
     notes: list[str] = []
     following = next_arguments(shaping, arguments, reply.headers, data)
     changed = False
@@ -279,6 +290,12 @@ async def respond(
         changed = True
         if missing:
             notes.append(missing)
+    if whole:
+        text = compact(data) if changed else raw
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)],
+            _meta={"mimeType": base},
+        )
     nxt: dict[str, Any] | None = (
         {"arguments": following} if following is not None else None
     )
@@ -292,7 +309,9 @@ async def respond(
         )
         if trimmed is None:
             return (
-                plain if len(plain_text(plain)) <= room else _as_text(plain, int(room))
+                plain
+                if len(plain_text(plain)) <= room
+                else _with_link(_as_text(plain, int(room)), tool, uri)
             )
         data, changed = trimmed, True
         if shown is not None and total is not None:
@@ -316,9 +335,52 @@ async def respond(
             )
         if strings:
             notes.append("long strings are cut, marked '… [cut: N more characters]'")
+        if uri is not None:
+            notes.append("the whole answer: read the resource link")
+        result = _result(
+            tool,
+            shaping,
+            data,
+            nxt,
+            notes,
+            structured=structured,
+            wrap=wrap,
+            check=check,
+        )
+        return _with_link(result, tool, uri)
     return _result(
         tool, shaping, data, nxt, notes, structured=structured, wrap=wrap, check=check
     )
+
+
+def _with_link(
+    result: types.CallToolResult,
+    tool: str,
+    uri: str | None,
+    mime_type: str = "application/json",
+) -> types.CallToolResult:
+    if uri is not None:
+        result.content.append(link(uri, tool, mime_type))
+    return result
+
+
+def _over_budget(
+    tool: str,
+    result: types.CallToolResult,
+    room: float,
+    uri: str | None,
+    mime_type: str,
+) -> types.CallToolResult:
+    """A text, image or file answer past the budget: a text is cut at a word boundary; a link may come too."""
+    if size(result) <= room:
+        return result
+    texts = [b for b in result.content if isinstance(b, types.TextContent)]
+    if len(result.content) == 1 and texts:
+        cut = cut_text(texts[0].text, max(int(room) - NOTE_ROOM, MIN_CUT))
+        note = f"\n[note: cut to the result budget of about {int(room) // CHARS_PER_TOKEN:,} tokens"
+        note += "; the whole answer: read the resource link]" if uri else "]"
+        texts[0].text = cut + note
+    return _with_link(result, tool, uri, mime_type or "application/octet-stream")
 
 
 def _showing(
