@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,63 +23,10 @@ from mcp import Client
 from conftest import generate_into
 from support.prism import prism_server
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from cut_spec import github_issues, stripe_customers  # noqa: E402  (tools/cut_spec.py)
+
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:The logging capability is deprecated")]
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def named(name: str) -> Path:
-    subprocess.run([str(ROOT / "tools" / "fetch-corpus")], check=True, capture_output=True, timeout=600)
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "list-specs"), "--named", "--tsv"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return Path(dict(line.split("\t")[:2] for line in out.splitlines())[name])
-
-
-def cut_out(document: dict[str, Any], path: str) -> dict[str, Any]:
-    """`path`'s GET operation with every component it references (transitively), its 200 response only."""
-    operation = dict(document["paths"][path]["get"])
-    operation["responses"] = {"200": operation["responses"]["200"]}
-    out: dict[str, Any] = {
-        "openapi": document["openapi"],
-        "info": document["info"],
-        "servers": [{"url": "http://127.0.0.1:9"}],
-        "paths": {path: {"get": operation}},
-        "components": {},
-    }
-    todo: list[Any] = [operation]
-    seen: set[str] = set()
-    while todo:
-        node = todo.pop()
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#/components/") and ref not in seen:
-                seen.add(ref)
-                _, _, kind, name = ref.split("/", 3)
-                target = document["components"][kind][name]
-                out["components"].setdefault(kind, {})[name] = target
-                todo.append(target)
-            todo.extend(node.values())
-        elif isinstance(node, list):
-            todo.extend(node)
-    return out
-
-
-def github_issues() -> dict[str, Any]:
-    document = json.loads(named("github").read_text(encoding="utf-8"))
-    return cut_out(document, "/repos/{owner}/{repo}/issues")
-
-
-def stripe_customers() -> dict[str, Any]:
-    document = json.loads(named("stripe").read_text(encoding="utf-8"))
-    customer = document["components"]["schemas"]["customer"]
-    scalar = {k: v for k, v in customer["properties"].items() if "$ref" not in json.dumps(v)}
-    small = {k: v for k, v in customer.items() if k not in ("properties", "required", "x-expandableFields")}
-    small.update(properties=scalar, required=[r for r in customer["required"] if r in scalar])
-    document = {**document, "components": {**document["components"], "schemas": {"customer": small}}}
-    return cut_out(document, "/v1/customers")
 
 
 Served = tuple[ModuleType, ModuleType, dict[str, Any], str]
