@@ -13,6 +13,7 @@ import importlib
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -28,7 +29,7 @@ from mcp import Client
 from conftest import write_spec
 from support.pages_api import SPEC, PagesApi
 from support.package_checks import assert_package_is_clean
-from support.recorder import Upstream, recording_upstream
+from support.recorder import RecordedRequest, Reply, Upstream, recording_upstream
 
 pytestmark = pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
 PKG = "pagesapi"
@@ -353,3 +354,63 @@ def test_only_result_links_of_read_only_tools_are_read(package: Package, api: Up
     assert "Unknown resource" in anyio.run(read, "file:///etc/passwd")
     assert "Unknown resource" in anyio.run(read, "mcp-result://call/get_doc?arguments=not-json")
     assert not api.requests
+
+
+# -- an upstream that misbehaves ------------------------------------------------------------------------------
+def test_auto_pagination_stops_at_the_deadline_and_at_a_failing_page(package: Package, api: Upstream) -> None:
+    pages = PagesApi(api.url)
+
+    def slow(request: RecordedRequest) -> Reply:
+        time.sleep(0.3)
+        return pages.handle(request)
+
+    api.respond_with(slow)
+    args = {"owner": "o", "repo": "r", "per_page": 1, "max_items": 23}
+    (timed,) = run(package, api, [("issues_list_for_repo", args)], timeout="1.5")
+    value = valid(package, "issues_list_for_repo", timed)
+    got = len(value["result"])
+    assert 1 <= got < 6 and "the call's time limit was near" in text(timed)
+    assert value["next"]["arguments"]["page"] == got + 1  # the rest starts where the collection stopped
+
+    def failing(request: RecordedRequest) -> Reply:
+        if "page=3" in request.query:
+            return Reply(500, b'{"message": "boom"}', (("Content-Type", "application/json"),))
+        return pages.handle(request)
+
+    api.respond_with(failing)
+    (broken,) = run(package, api, [("issues_list_for_repo", {**args, "per_page": 5})])
+    value = valid(package, "issues_list_for_repo", broken)
+    assert len(value["result"]) == 10 and value["next"]["arguments"]["page"] == 3
+    assert "page 3 could not be fetched (HTTP 500" in text(broken)
+
+
+def test_odd_link_headers_and_cursors_give_no_next(package: Package, api: Upstream) -> None:
+    answers = iter(
+        [
+            Reply(200, b"[]", (("Content-Type", "application/json"), ("Link", "<" + "x" * 50_000 + '>; rel="next"'))),
+            Reply(
+                200, b"[]", (("Content-Type", "application/json"), ("Link", '<https://elsewhere/?page=2>; rel="prev"'))
+            ),
+            Reply(200, b"[]", (("Content-Type", "application/json"), ("Link", "garbage; rel=next, <<>>"))),
+            Reply(
+                200,
+                json.dumps({"files": [], "nextPageToken": "t" * 10_000}).encode(),
+                (("Content-Type", "application/json"),),
+            ),
+        ]
+    )
+    api.respond_with(lambda request: next(answers))
+    issues = {"owner": "o", "repo": "r"}
+    results = run(
+        package,
+        api,
+        [
+            ("issues_list_for_repo", issues),
+            ("issues_list_for_repo", issues),
+            ("issues_list_for_repo", issues),
+            ("files_list", {}),
+        ],
+    )
+    for result, tool in zip(results, ["issues_list_for_repo"] * 3 + ["files_list"]):
+        assert "next" not in valid(package, tool, result) and "[next page" not in text(result)
+    assert "next position is longer than 4,096 characters" in text(results[3])

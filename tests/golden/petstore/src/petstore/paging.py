@@ -256,7 +256,10 @@ def item_precise(shaping: Shaping) -> bool:
     return shaping.pages is not None and shaping.pages.kind in ("after_id", "offset")
 
 
-Fetch = Callable[[dict[str, Any]], Awaitable["tuple[Any, Mapping[str, str]] | str"]]
+# the arguments of a page -> (its answer, its headers, its size in bytes), or why it could not be fetched
+Fetch = Callable[
+    [dict[str, Any]], Awaitable["tuple[Any, Mapping[str, str], int] | str"]
+]
 
 
 @dataclass(slots=True)
@@ -275,10 +278,11 @@ async def collect(
     headers: Mapping[str, str],
     fetch: Fetch,
     deadline: float,
+    max_bytes: int,
 ) -> Collected:
     """Follow next pages from the first one (`data`, `headers`) until `max_items` items or `max_pages` pages
-    (at most MAX_PAGES), the last page, or the call's deadline; never fetch a page past the bound.
-    """
+    (at most MAX_PAGES), the last page, `max_bytes` of answers, or the call's deadline; never fetch a page past
+    the bound."""
     path = shaping.items or ""
     max_items = _number(arguments.get(shaping.max_items)) if shaping.max_items else None
     asked = _number(arguments.get(shaping.max_pages)) if shaping.max_pages else None
@@ -287,7 +291,7 @@ async def collect(
     page_arguments: dict[str, Any] = dict(arguments)
     following = next_arguments(shaping, page_arguments, headers, data)
     notes: list[str] = []
-    count, page_start, slowest = 1, 0, 0.0
+    count, page_start, slowest, read = 1, 0, 0.0, 0
     while (
         following is not None
         and count < max_pages
@@ -295,6 +299,11 @@ async def collect(
     ):
         if deadline - time.monotonic() < max(slowest, 0.05):
             notes.append(f"stopped after {count} pages: the call's time limit was near")
+            break
+        if read > max_bytes:
+            notes.append(
+                f"stopped after {count} pages: they hold {read:,} bytes, more than a result can show"
+            )
             break
         started = time.monotonic()
         got = await fetch(following)
@@ -304,7 +313,8 @@ async def collect(
                 f"page {count + 1} could not be fetched ({got}); next.arguments ask for it again"
             )
             break
-        page_data, page_headers = got
+        page_data, page_headers, page_bytes = got
+        read += page_bytes
         page_items = items_of(page_data, path)
         if page_items is None:
             notes.append(

@@ -444,6 +444,8 @@ def masked(result: types.CallToolResult, auth: Auth) -> types.CallToolResult:
         result.structured_content = json.loads(
             auth.redact(json.dumps(result.structured_content))
         )
+    if found and result.meta is not None:  # `next` may travel here
+        result.meta = json.loads(auth.redact(json.dumps(result.meta)))
     return result
 
 

@@ -47,6 +47,10 @@ CUTS = (
     256,
 )  # long strings are cut to these lengths in turn until the result fits
 NOTE_ROOM = 600  # characters of the budget kept for the notes
+MAX_NEXT = 4_096  # characters of next arguments passed on (a longer cursor is the API's problem, not the model's)
+COLLECT_FACTOR = (
+    4  # auto-pagination reads at most this many times the size cap, all pages together
+)
 SEARCH_BACK = 64  # characters searched back for a space to cut at
 
 Send = Callable[[dict[str, Any]], Awaitable["Reply | Failed"]]
@@ -251,6 +255,13 @@ async def respond(
         return _over_budget(
             tool, plain, budget * CHARS_PER_TOKEN if budget else math.inf, uri, base
         )
+    controls = (shaping.fields, shaping.max_items, shaping.max_pages)
+    if (
+        shaping.pages is None
+        and not any(arguments.get(k) for k in controls if k)
+        and size(plain) <= room
+    ):
+        return plain  # nothing to shape: as the API sent it (parsed once, by to_result)
     raw = _decode(reply.body, reply.headers.get("content-type", ""))
     try:
         data = json.loads(raw)
@@ -265,21 +276,33 @@ async def respond(
 
         async def fetch(
             next_args: dict[str, Any],
-        ) -> tuple[Any, Mapping[str, str]] | str:
+        ) -> tuple[Any, Mapping[str, str], int] | str:
             got = await send(next_args)
             if isinstance(got, Failed):
                 return plain_text(got.result)[:300]
             if got.status >= 300 or not is_json(
                 got.headers.get("content-type", "").split(";")[0].strip().lower()
             ):
-                return f"HTTP {got.status}, {got.headers.get('content-type', 'no content type')}"
+                return f"HTTP {got.status}, {got.headers.get('content-type', 'no content type')[:100]}"
+            if got.truncated:
+                return "the page passed the size cap"
             try:
-                return json.loads(got.body), got.headers
+                return (
+                    json.loads(_decode(got.body, got.headers.get("content-type", ""))),
+                    got.headers,
+                    len(got.body),
+                )
             except (ValueError, RecursionError):
                 return "not JSON"
 
         collected = await collect(
-            shaping, arguments, data, reply.headers, fetch, deadline
+            shaping,
+            arguments,
+            data,
+            reply.headers,
+            fetch,
+            deadline,
+            limit * COLLECT_FACTOR,
         )
         data, following, changed = collected.data, collected.next, True
         notes.append(f"{collected.items} items from {collected.pages} pages")
@@ -299,6 +322,11 @@ async def respond(
     nxt: dict[str, Any] | None = (
         {"arguments": following} if following is not None else None
     )
+    if nxt is not None and len(compact(nxt)) > MAX_NEXT:
+        notes.append(
+            f"the API's next position is longer than {MAX_NEXT:,} characters; it is not passed on"
+        )
+        nxt, changed = None, True
     reserve = NOTE_ROOM + (len(compact(nxt)) * 2 if nxt else 0)
     if not changed and nxt is None and len(plain_text(plain)) <= room:
         return plain  # as the API sent it
