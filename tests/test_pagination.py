@@ -140,13 +140,13 @@ def test_unrequire_keeps_properties_named_required() -> None:
             "required": {"type": "array", "minItems": 1, "items": {"type": "string"}},
             "a": {"type": "string"},
         },
-        "$defs": {"x": {"type": "object", "required": ["b"], "minProperties": 1}},
+        "$defs": {"x": {"type": "object", "required": ["b"], "minProperties": 1, "not": {"required": ["c"]}}},
     }
     out = unrequire(schema)
     assert out == {
         "type": "object",
         "properties": {"required": {"type": "array", "items": {"type": "string"}}, "a": {"type": "string"}},
-        "$defs": {"x": {"type": "object"}},
+        "$defs": {"x": {"type": "object", "not": {"required": ["c"]}}},  # never inside `not`: that would be stricter
     }
     jsonschema.Draft202012Validator(out).validate({"required": []})
 

@@ -29,36 +29,30 @@ from .select import find_override
 TOKENS_EXTENSION = "x-mcp-result-tokens"
 MAX_ITEMS_LIMIT = 10_000
 MAX_PAGES_LIMIT = 100
-FIELDS = {
-    "type": "array",
-    "items": {"type": "string"},
-    "description": 'Return only these fields (dotted paths, e.g. ["id", "user.login"]); for a list, of each item.',
-}
-MAX_ITEMS = {
-    "type": "integer",
-    "minimum": 1,
-    "maximum": MAX_ITEMS_LIMIT,
-    "description": "Follow next pages until this many items are collected (merged, in order).",
-}
-MAX_PAGES = {
-    "type": "integer",
-    "minimum": 1,
-    "maximum": MAX_PAGES_LIMIT,
-    "description": "Fetch at most this many pages in this call (with max_items: whichever comes first).",
-}
+FIELDS = {"type": "array", "items": {"type": "string"}}
+MAX_ITEMS = {"type": "integer", "minimum": 1, "maximum": MAX_ITEMS_LIMIT}
+MAX_PAGES = {"type": "integer", "minimum": 1, "maximum": MAX_PAGES_LIMIT}
+# descriptions (left out with --compact): short, as they repeat on every tool
+FIELDS_TEXT = 'Only these members (dotted paths, e.g. ["id","user.login"]); of each item for a list.'
+MAX_ITEMS_TEXT = "Follow next pages until this many items are collected, merged."
+MAX_PAGES_TEXT = "Follow at most this many pages."
 NEXT = {
     "type": "object",
     "description": "Present when there are more results: call this tool again with these arguments.",
     "properties": {"arguments": {"type": "object"}},
 }
-# keywords holding one subschema, a list of them, or a map of them (JSON Schema 2020-12)
-_ONE = ("items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else")
+# keywords holding one subschema, a list of them, or a map of them (JSON Schema 2020-12) where dropping a
+# constraint loosens the whole; never `not` or `if` (a looser `not`, or an `if` that holds more often, is stricter)
+_ONE = ("items", "additionalProperties", "contains", "propertyNames", "then", "else", "unevaluatedProperties")
 _MANY = ("allOf", "anyOf", "oneOf", "prefixItems")
 _MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 
 
-def with_results(tool: ToolSpec, resolver: Resolver, problems: list[Problem] | None = None) -> ToolSpec:
-    """`tool` with its result plan, and the arguments and output schema members the plan needs."""
+def with_results(
+    tool: ToolSpec, resolver: Resolver, problems: list[Problem] | None = None, compact: bool = False
+) -> ToolSpec:
+    """`tool` with its result plan, and the arguments and output schema members the plan needs (`compact`: their
+    descriptions left out)."""
     op = tool.operation
     success = next((r for r in op.responses if r.status.startswith("2")), None)
     if success is None or success.media_type is None or json_media_rank(success.media_type) > 1:
@@ -71,13 +65,19 @@ def with_results(tool: ToolSpec, resolver: Resolver, problems: list[Problem] | N
     fields = None
     if success.schema is not None and "fields" not in props and _is_container(success.schema, resolver):
         fields = "fields"
-        props["fields"] = FIELDS
+        props["fields"] = FIELDS if compact else {**FIELDS, "description": FIELDS_TEXT}
         if output is not None:
             output = unrequire(output)
     max_items = max_pages = None
     if pages is not None and items is not None and "max_items" not in props and "max_pages" not in props:
         max_items, max_pages = "max_items", "max_pages"
-        props.update(max_items=MAX_ITEMS, max_pages=MAX_PAGES)
+        if compact:
+            props.update(max_items=MAX_ITEMS, max_pages=MAX_PAGES)
+        else:
+            props.update(
+                max_items={**MAX_ITEMS, "description": MAX_ITEMS_TEXT},
+                max_pages={**MAX_PAGES, "description": MAX_PAGES_TEXT},
+            )
     next_in = "meta"
     if pages is not None and output is not None and "next" not in (output.get("properties") or {}):
         output["properties"] = {**output.get("properties", {}), "next": NEXT}

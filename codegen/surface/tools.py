@@ -37,7 +37,7 @@ def map_tools(
         _tool(op, names[op.path, op.method], converter, problems, output_depth, compact, input_budget)
         for op in api.operations
     ]
-    tools = [with_results(tool, resolver, problems) for tool in tools]  # next pages, fields, the budget
+    tools = [with_results(tool, resolver, problems, compact) for tool in tools]  # next pages, fields, the budget
     return tools, problems + converter.problems
 
 
