@@ -17,6 +17,8 @@ import mcp.types as types
 import pytest
 from mcp import Client
 
+from petstore.server import parse_args, settings_from
+from petstore.settings import ENV_PREFIX
 from test_server import (
     BASE_URL,
     ROUTES,
@@ -314,3 +316,21 @@ async def test_text_past_the_budget_is_cut_with_a_link_to_the_whole_answer() -> 
         len(recorder.requests) == 2
         and recorder.requests[0].url == recorder.requests[1].url
     )
+
+
+def test_result_tokens_flag_and_variable() -> None:
+    assert settings_from(parse_args([]), {}).result_tokens == 20_000
+    assert (
+        settings_from(
+            parse_args([]), {f"{ENV_PREFIX}_RESULT_TOKENS": "500"}
+        ).result_tokens
+        == 500
+    )
+    assert (
+        settings_from(
+            parse_args(["--result-tokens", "0"]), {f"{ENV_PREFIX}_RESULT_TOKENS": "500"}
+        ).result_tokens
+        == 0
+    )
+    with pytest.raises(SystemExit):
+        parse_args(["--result-tokens", "-3"])
