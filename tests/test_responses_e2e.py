@@ -128,7 +128,8 @@ def test_cli_verbose_lists_pagination(generated: tuple[Path, str]) -> None:
     assert any("get_customers" in line and "has_more + last item's id -> starting_after" in line for line in lines)
     assert any("files_list" in line and "cursor nextPageToken -> pageToken" in line for line in lines)
     assert any("list_records" in line and "offset number offset" in line for line in lines)
-    assert lines[-1] == "pagination: found on 4 of 5 operations"
+    assert any("drf_list" in line and "next URL in next -> page" in line for line in lines)
+    assert lines[-1] == "pagination: found on 5 of 6 operations"
 
 
 # -- next pages -----------------------------------------------------------------------------------------
@@ -414,3 +415,19 @@ def test_odd_link_headers_and_cursors_give_no_next(package: Package, api: Upstre
     for result, tool in zip(results, ["issues_list_for_repo"] * 3 + ["files_list"]):
         assert "next" not in valid(package, tool, result) and "[next page" not in text(result)
     assert "next position is longer than 4,096 characters" in text(results[3])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_next_in_meta_when_the_answer_has_its_own_next(package: Package, api: Upstream, mode: str) -> None:
+    assert "next" not in package[2]["drf_list"]["outputSchema"]["properties"]["next"].get("properties", {})
+    first, last, merged = run(
+        package, api, [("drf_list", {}), ("drf_list", {"page": 3}), ("drf_list", {"max_items": 15})], mode
+    )
+    value = valid(package, "drf_list", first)
+    assert value["next"] == f"{api.url}/drf/items?page=2"  # the API's own member, untouched
+    assert first.meta is not None and first.meta["next"] == {"arguments": {"page": 2}}
+    assert '[next page: call drf_list with arguments {"page":2}]' in text(first)
+    assert valid(package, "drf_list", last)["next"] is None and not (last.meta or {}).get("next")
+    collected = valid(package, "drf_list", merged)
+    assert [i["id"] for i in collected["results"]] == list(range(15))
+    assert merged.meta is not None and merged.meta["next"] == {"arguments": {"max_items": 15, "page": 2}}

@@ -9,6 +9,8 @@ really pages through fixed data, in the four styles the generator recognises.
 - GET /v1/customers?limit&starting_after: `{"object": "list", "data": [...], "has_more": bool, "url": ...}` (Stripe).
 - GET /files?pageSize&pageToken: `{"files": [...], "nextPageToken": "..."}` (Google; absent on the last page).
 - GET /records?offset&limit: `{"records": [...], "total": N}`.
+- GET /drf/items?page: `{"count": N, "next": "<absolute URL>" | null, "previous": ..., "results": [...]}` (Django
+  REST framework): the response has its own `next`, so the tool's `next` travels in the result's `_meta`.
 - GET /docs/{id}: one object with a long text (`size` words).
 """
 
@@ -153,6 +155,26 @@ SPEC: dict[str, Any] = {
                 ),
             }
         },
+        "/drf/items": {
+            "get": {
+                "operationId": "drf_list",
+                "parameters": [_int("page", 1)],
+                "responses": _ok(
+                    {
+                        "type": "object",
+                        "properties": {
+                            "count": {"type": "integer"},
+                            "next": {"type": "string", "format": "uri", "nullable": True},
+                            "previous": {"type": "string", "format": "uri", "nullable": True},
+                            "results": {
+                                "type": "array",
+                                "items": {"type": "object", "properties": {"id": {"type": "integer"}}},
+                            },
+                        },
+                    }
+                ),
+            }
+        },
         "/docs/{id}": {
             "get": {
                 "operationId": "getDoc",
@@ -213,6 +235,15 @@ class PagesApi:
             return self.files(query)
         if path == "/records":
             return self.records(query)
+        if path == "/drf/items":
+            page = int(query.get("page", "1"))
+            body = {
+                "count": self.count,
+                "next": f"{self.url}/drf/items?page={page + 1}" if page * 10 < self.count else None,
+                "previous": f"{self.url}/drf/items?page={page - 1}" if page > 1 else None,
+                "results": [{"id": n} for n in range((page - 1) * 10, min(page * 10, self.count))],
+            }
+            return Reply(200, json.dumps(body).encode(), JSON)
         if path.startswith("/docs/"):
             words = int(query.get("size", "2000"))
             text = " ".join(f"w{i % 10}" for i in range(words))
