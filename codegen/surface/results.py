@@ -5,8 +5,9 @@ projection add to a tool, and the `ResultPlan` the server follows (routes.json `
   arguments of the next call of the same tool), unless its result already has a member called `next` or the
   tool has no outputSchema: then `next` travels in the result's `_meta`.
 - A paginated operation whose response holds a list of items gets `max_items` and `max_pages`.
-- An operation whose response is a JSON object or array gets `fields` (dotted paths kept in each item or in
-  the object). Its outputSchema no longer requires members (a projected item lacks the others): looser, never
+- A read operation (GET) whose response is a JSON object or array gets `fields` (dotted paths kept in each item
+  or in the object); writes answer with what they wrote, rarely worth a projection, and every listed argument
+  costs tools/list space. Its outputSchema no longer requires members (a projected item lacks the others): looser, never
   stricter, so every answer that matched before still does.
 None of these arguments is sent to the API (they have no request plan); a spec parameter of the same name wins.
 """
@@ -33,12 +34,12 @@ FIELDS = {"type": "array", "items": {"type": "string"}}
 MAX_ITEMS = {"type": "integer", "minimum": 1, "maximum": MAX_ITEMS_LIMIT}
 MAX_PAGES = {"type": "integer", "minimum": 1, "maximum": MAX_PAGES_LIMIT}
 # descriptions (left out with --compact): short, as they repeat on every tool
-FIELDS_TEXT = 'Only these members (dotted paths, e.g. ["id","user.login"]); of each item for a list.'
+FIELDS_TEXT = 'Keep only these dotted paths, e.g. ["id","user.login"] (in each item of a list).'
 MAX_ITEMS_TEXT = "Follow next pages until this many items are collected, merged."
 MAX_PAGES_TEXT = "Follow at most this many pages."
 NEXT = {
     "type": "object",
-    "description": "Present when there are more results: call this tool again with these arguments.",
+    "description": "More results: call this tool again with these arguments.",
     "properties": {"arguments": {"type": "object"}},
 }
 # keywords holding one subschema, a list of them, or a map of them (JSON Schema 2020-12) where dropping a
@@ -63,7 +64,8 @@ def with_results(
     pages = detect(op, tool.plan.args, tool.input_schema, resolver)
     output = dict(tool.output_schema) if tool.output_schema is not None else None
     fields = None
-    if success.schema is not None and "fields" not in props and _is_container(success.schema, resolver):
+    schema = success.schema if op.method == "GET" else None  # read operations only
+    if schema is not None and "fields" not in props and _is_container(schema, resolver):
         fields = "fields"
         props["fields"] = FIELDS if compact else {**FIELDS, "description": FIELDS_TEXT}
         if output is not None:

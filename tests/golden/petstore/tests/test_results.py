@@ -145,10 +145,21 @@ def test_result_plans_match_the_tool_surface() -> None:
         plan, props = results(tool), tool["inputSchema"]["properties"]
         for key in ("fields", "maxItems", "maxPages"):
             assert key not in plan or plan[key] in props, (tool["name"], key)
-        declares_next = "next" in (tool.get("outputSchema") or {}).get("properties", {})
-        assert declares_next == (
-            "pages" in plan and plan.get("nextIn") == "structured"
-        ), tool["name"]
+        declared = (
+            (tool.get("outputSchema") or {}).get("properties", {}).get("next", {})
+        )
+        if (
+            plan.get("nextIn") == "structured"
+        ):  # the server's `next`: {"arguments": {...}}
+            assert "pages" in plan and "arguments" in declared.get(
+                "properties", {}
+            ), tool["name"]
+        elif (
+            "pages" in plan
+        ):  # the API's own member is called next, or there is no outputSchema: `next` in _meta
+            assert plan.get("nextIn") == "meta" and (
+                declared or not tool.get("outputSchema")
+            ), tool["name"]
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
@@ -168,7 +179,12 @@ async def test_next_arguments_and_none_on_the_last_page(mode: str) -> None:
     recorder = Recorder(answer=lambda request: answers.pop(0))
     async with Client(server(recorder), mode=mode) as client:
         one = await client.call_tool(tool["name"], arguments)
-        nxt = (one.structured_content or {}).get("next") or (one.meta or {}).get("next")
+        where = (
+            (one.structured_content or {})
+            if results(tool).get("nextIn") == "structured"
+            else (one.meta or {})
+        )
+        nxt = where.get("next")
         assert nxt, text_of(one)
         changed = {k for k, v in nxt["arguments"].items() if arguments.get(k) != v}
         assert len(changed) == 1 and all(
@@ -178,9 +194,11 @@ async def test_next_arguments_and_none_on_the_last_page(mode: str) -> None:
         )
         assert f"[next page: call {tool['name']} with arguments" in text_of(one)
         last = await client.call_tool(tool["name"], nxt["arguments"])
-    assert "next" not in (last.structured_content or {}) and "next" not in (
-        last.meta or {}
-    )
+    assert not (
+        (last.structured_content or {})
+        if results(tool).get("nextIn") == "structured"
+        else (last.meta or {})
+    ).get("next")
     assert "[next page" not in text_of(last) and len(recorder.requests) == 2
 
 
