@@ -33,7 +33,23 @@ if TYPE_CHECKING:  # plans.py imports this module
     from .plans import ArgPlan
 
 MAX_DEPTH = 3  # objects walked below the response root looking for a cursor member
-ITEM_NAMES = ("data", "items", "results", "records", "values", "entries", "elements", "objects", "nodes", "hits")
+ITEM_NAMES = (
+    "data",
+    "items",
+    "results",
+    "records",
+    "values",
+    "value",
+    "entries",
+    "elements",
+    "objects",
+    "nodes",
+    "hits",
+    "_embedded",
+    "content",
+    "rows",
+)
+NOT_ITEMS = frozenset({"messages", "errors", "warnings", "links", "_links", "includes", "included", "facets"})
 # response member (normalized: lower case, no _ or -) -> request parameters (normalized) that take its value
 CURSOR_PAIRS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("nextpagetoken", ("pagetoken", "nextpagetoken", "token")),
@@ -186,6 +202,7 @@ def _items(shape: _Shape) -> str | None:
     for preferred in ITEM_NAMES:
         if preferred in arrays:
             return preferred
+    arrays = [name for name in arrays if name.lower() not in NOT_ITEMS]
     return arrays[0] if len(arrays) == 1 else None
 
 
