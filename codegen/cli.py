@@ -25,6 +25,7 @@ from .configfile import build_config, found_notice
 from .options import CONFIG_HELP, OVERLAY_HELP, STRICT_HELP
 from .surface.diff import diff_tools, tool_summary
 from .surface.profiles.check import check_file, summarize
+from .surface.results import pagination_lines
 from .emit.escape import safe_url
 from .pipeline import Result, analyze, generate
 from .problems import Level, Problem, has_errors, sort_key
@@ -138,6 +139,9 @@ def generate_command(
     result = generate(config, _progress(quiet, verbose))
     _strict(config, result.problems)
     _print_problems(result.problems, quiet=quiet, verbose=verbose)
+    if verbose and not quiet:
+        for line in pagination_lines(result.tools):
+            typer.echo(line, err=True)
     if not result.files or result.project is None:
         typer.echo("error: nothing was generated", err=True)
         raise typer.Exit(1)

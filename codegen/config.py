@@ -57,6 +57,7 @@ class Override:
     exclude: bool | None = None
     source: str = ""
     security: Security | None = None  # replaces the operation's security requirements
+    result_tokens: int | None = None  # this tool's result budget in tokens (0: none); None: the server's
 
     def annotation_map(self) -> Mapping[str, Any]:
         return dict(self.annotations)

@@ -51,7 +51,7 @@ TOP_KEYS = (
     "servers",
 )
 RULE_KEYS = ("action", "tags", "paths", "methods", "operations")
-OVERRIDE_KEYS = ("name", "title", "description", "annotations", "exclude", "security")
+OVERRIDE_KEYS = ("name", "title", "description", "annotations", "exclude", "security", "result_tokens")
 RULE_FLAG_KEYS = {"tag": "tags", "path": "paths", "method": "methods", "op": "operations"} | {
     key: key for key in RULE_KEYS[1:]
 }  # the file's plural keys work in --rule too
@@ -325,6 +325,9 @@ class _Reader:
         title = self.typed(node, "title", str, "a string", pointer)
         description = self.typed(node, "description", str, "a string", pointer)
         exclude = self.typed(node, "exclude", bool, "true or false", pointer)
+        tokens = self.typed(node, "result_tokens", int, "a whole number of tokens", pointer)
+        if tokens is not None and tokens < 0:
+            self.fail("result_tokens must be a whole number of tokens (0: no budget)", join(pointer, "result_tokens"))
         annotations = self.typed(node, "annotations", dict, "a table", pointer) or {}
         self.keys(annotations, ANNOTATION_KEYS, join(pointer, "annotations"))
         for hint, value in annotations.items():
@@ -346,6 +349,7 @@ class _Reader:
             exclude,
             f"{self.source}#{pointer}",
             security,
+            tokens,
         )
 
 

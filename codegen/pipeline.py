@@ -25,6 +25,7 @@ from .emit.render import Project, render, slug
 from .surface.listing import fit_listing
 from .surface.select import apply_overrides, select_operations
 from .surface.plans import ToolSpec
+from .surface.results import config_result_tokens
 from .surface.tools import map_tools
 from .surface.profiles import apply_profiles, tool_cap
 from .surface.profiles.check import check_tools
@@ -130,6 +131,7 @@ def analyze(
     problems += here(found)
     tools, found = apply_overrides(tools, config, resolver)
     problems += here(found)
+    tools = config_result_tokens(tools, config)
     if tools:  # client profiles (surface/profiles): names and schemas every named client accepts, then checked
         tools, found = apply_profiles(tools, config.clients, project_for(config, api).dist)
         problems += found

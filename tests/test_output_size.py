@@ -145,7 +145,8 @@ def test_compact_drops_output_schemas_errors_and_later_paragraphs(tmp_path: Path
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "limit", "compact_limit"), [("github", 3.3e6, 1.6e6), ("stripe", 2.8e6, 1.25e6)])
+# github compact: 1.56e6 before result shaping added `fields` (GET tools) and `max_items`/`max_pages` (lists), 1.62e6 after
+@pytest.mark.parametrize(("name", "limit", "compact_limit"), [("github", 3.3e6, 1.65e6), ("stripe", 2.8e6, 1.25e6)])
 def test_large_corpus_specs_stay_small(name: str, limit: float, compact_limit: float) -> None:
     listing = subprocess.run(
         [sys.executable, str(ROOT / "tools/list-specs"), "--named", "--tsv"], capture_output=True, text=True, check=True

@@ -37,6 +37,9 @@ FILES: tuple[tuple[str, str], ...] = (
     ("requests.py.jinja", "src/{package}/requests.py"),
     ("restore.py.jinja", "src/{package}/restore.py"),
     ("responses.py.jinja", "src/{package}/responses.py"),
+    ("paging.py.jinja", "src/{package}/paging.py"),
+    ("shaping.py.jinja", "src/{package}/shaping.py"),
+    ("links.py.jinja", "src/{package}/links.py"),
     ("auth.py.jinja", "src/{package}/auth.py"),
     ("oauth.py.jinja", "src/{package}/oauth.py"),
     ("resource.py.jinja", "src/{package}/resource.py"),
@@ -49,6 +52,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("py.typed.jinja", "src/{package}/py.typed"),
     ("conftest.py.jinja", "tests/conftest.py"),
     ("test_server.py.jinja", "tests/test_server.py"),
+    ("test_results.py.jinja", "tests/test_results.py"),
 )
 # written only for a package that can serve the discovery surface (the `discovery` template variable)
 DISCOVERY_FILES: tuple[tuple[str, str], ...] = (

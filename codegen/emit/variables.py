@@ -19,14 +19,15 @@ if TYPE_CHECKING:
 # the server's own variables (after `<PREFIX>_`) and what each one sets
 SERVER_VARIABLES: tuple[tuple[str, str], ...] = (
     ("BASE_URL", "upstream API base URL"),
-    ("TIMEOUT", "seconds without data per attempt"),
-    ("CONNECT_TIMEOUT", "seconds to connect (default 10)"),
-    ("TOTAL_TIMEOUT", "seconds per call, retries included (default 120)"),
+    ("TIMEOUT", "seconds per call in all: connect, send, the whole answer, retries and their waits"),
+    ("CONNECT_TIMEOUT", "seconds to open one connection, within the call's timeout (default 10)"),
+    ("TOTAL_TIMEOUT", "older name of TIMEOUT, read when TIMEOUT is not set"),
     ("RETRIES", "retries of idempotent requests (default 2)"),
     ("BACKOFF", "seconds before the first retry, doubled each time (default 0.5)"),
     ("RATE_LIMIT", "requests per second to the API (default 0: no limit)"),
     ("MAX_CONNECTIONS", "requests in flight at once, and pooled connections (default 20)"),
     ("MAX_RESPONSE_BYTES", "response size cap (default 1000000)"),
+    ("RESULT_TOKENS", "tokens (characters / 4) a JSON result may take before it is trimmed (default 20000; 0: none)"),
     ("PROGRESS_INTERVAL", "seconds between progress notifications of a waiting call (default 2; 0: none)"),
     ("LOG_LEVEL", "stderr log level (default INFO: one audit line per call)"),
     ("MCP_TOKEN", "a shared bearer token required by --transport http (the simple option)"),

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .annotations import LISTED_DEFAULTS
 from .plans import tool_entry
 
 
@@ -89,14 +90,16 @@ def read_listed(tools_json: str, routes_json: str) -> list[ListedTool]:
         if not isinstance(route, dict):
             raise ValueError(f"tool {tool['name']!r} has no route in routes.json")
         output = tool.get("outputSchema")
+        # tools.json leaves out what a client infers: hints at their MCP default, a title equal to annotations'
+        annotations = {**LISTED_DEFAULTS, **_mapping(tool.get("annotations"))}
         listed.append(
             ListedTool(
                 tool["name"],
-                str(tool.get("title", "")),
+                str(tool.get("title", annotations.get("title", ""))),
                 str(tool.get("description", "")),
                 _mapping(tool.get("inputSchema")),
                 output if isinstance(output, dict) else None,
-                _mapping(tool.get("annotations")),
+                annotations,
                 ListedRoute(str(route.get("method", "")), str(route.get("path", ""))),
             )
         )

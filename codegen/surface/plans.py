@@ -15,6 +15,7 @@ from typing import Any
 
 from ..spec.model import Operation
 from .annotations import listed
+from .pagination import PagePlan
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +56,33 @@ class BodyPlan:
 
 
 @dataclass(frozen=True, slots=True)
+class ResultPlan:
+    """How the server shapes a JSON result (surface/results.py): next pages, projection, the budget."""
+
+    items: str | None = None  # dotted path of the item array ("": the root array); None: not a list
+    pages: PagePlan | None = None
+    fields: str | None = None  # the argument key of the projection (`fields`), when the tool takes one
+    max_items: str | None = None  # argument keys of auto-pagination, on paginated list tools
+    max_pages: str | None = None
+    next_in: str = "structured"  # where `next` goes: structured (the outputSchema declares it) | meta
+    tokens: int | None = None  # this operation's result budget (x-mcp-result-tokens / config); None: the server's
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        if self.items is not None:
+            data["items"] = self.items
+        if self.pages is not None:
+            data["pages"] = self.pages.to_json()
+            data["nextIn"] = self.next_in
+        for key, value in (("fields", self.fields), ("maxItems", self.max_items), ("maxPages", self.max_pages)):
+            if value is not None:
+                data[key] = value
+        if self.tokens is not None:
+            data["tokens"] = self.tokens
+        return data
+
+
+@dataclass(frozen=True, slots=True)
 class RequestPlan:
     method: str
     path: str
@@ -69,6 +97,7 @@ class RequestPlan:
     # input schema: {"absent": True} a null means "not given", {"json": True} JSON text is decoded, nested
     # under "properties" / "items" (surface/profiles/shape.py)
     restore: Mapping[str, Any] | None = None
+    results: ResultPlan | None = None  # JSON results: next pages, projection, budget
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -85,6 +114,8 @@ class RequestPlan:
             data["fixed"] = [{"in": location, "name": name, "value": value} for location, name, value in self.fixed]
         if self.restore:
             data["restore"] = self.restore
+        if self.results is not None:
+            data["results"] = self.results.to_json()
         return data
 
 

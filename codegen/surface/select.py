@@ -30,6 +30,7 @@ EXTENSIONS = (
     "x-mcp-exclude",
     "x-mcp-security",  # read by spec/declared_security.py
     "x-mcp-pin",
+    "x-mcp-result-tokens",  # read by surface/results.py
 )
 
 

@@ -17,6 +17,7 @@ from .budget import INPUT_BUDGET, OUTPUT_DEPTH
 from .inputs import build_input
 from .outputs import build_output
 from .plans import RequestPlan, ToolSpec
+from .results import with_results
 from .schemas import SchemaConverter
 
 
@@ -36,6 +37,7 @@ def map_tools(
         _tool(op, names[op.path, op.method], converter, problems, output_depth, compact, input_budget)
         for op in api.operations
     ]
+    tools = [with_results(tool, resolver, problems, compact) for tool in tools]  # next pages, fields, the budget
     return tools, problems + converter.problems
 
 

@@ -592,6 +592,14 @@ def from_regex(pattern: str, fits: Callable[[str], bool], key: str) -> str:
 BUILT: dict[str, dict[str, Any] | str] = {}
 
 
+def sample(schema: Any, defs: dict[str, Any]) -> Any:
+    """A value that meets `schema` (whose $defs are `defs`), e.g. for a mock answer; None when none can be built."""
+    try:
+        return Sampler(defs).value(schema)
+    except NoSample:
+        return None
+
+
 def built(tool: dict[str, Any]) -> dict[str, Any] | str:
     """The tool's sample arguments (checked against its inputSchema), or why none could be built."""
     name = tool["name"]

@@ -30,17 +30,21 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from .auth import SCHEMES, Auth, AuthError, Security
+from .links import contents, parse_uri, result_uri
+from .paging import Failed, Shaping
 from .requests import ArgumentError, Route, build_request, file_shorthand
-from .responses import failure, to_result
+from .responses import failure
 from .restore import restore
+from .shaping import respond
 from .settings import (
     CREDENTIAL_VARIABLES,
+    DEFAULT_RESULT_TOKENS,
     DEFAULT_TIMEOUT,
     ENV_PREFIX,
     OPTIONAL_VARIABLES,
     Settings,
 )
-from .upstream import Upstream, UpstreamError, fetch_token
+from .upstream import Reply, Upstream, UpstreamError, fetch_token
 from .validation import Validators
 
 if (
@@ -105,6 +109,11 @@ class Routes:
 
     def names(self) -> list[str]:
         return list(self._load())
+
+    def shaping(self, name: str) -> Shaping:
+        """How the tool's JSON results are shaped (next pages, projection, budget)."""
+        raw = self._load().get(name)
+        return Shaping.from_json(raw.get("results") if raw else None)
 
     def get(self, name: str) -> Route | None:
         route = self._built.get(name)
@@ -287,7 +296,9 @@ def build_server(
         route: Route,
         arguments: dict[str, Any],
         caller: AccessToken | None,
+        whole: bool = False,
     ) -> tuple[types.CallToolResult, int | str, int]:
+        """One call of tool `name`; `whole`: the answer without the result budget (a result link being read)."""
         deadline = (
             time.monotonic() + settings.timeout
         )  # the call's one deadline: token, connect, send, answer, retries
@@ -313,22 +324,6 @@ def build_server(
                 )
         private = [caller.token] if caller is not None else []
         private += [bearer] if bearer else []
-        try:
-            with anyio.fail_after(max(deadline - time.monotonic(), 0.001)):
-                request = await auth.apply(
-                    routes.security(name),
-                    build_request(route, restore(arguments, route.restore)),
-                    bearer,
-                )
-        except ArgumentError as exc:
-            return failure(f"Invalid arguments for {name}: {exc}"), "invalid", 0
-        except AuthError as exc:
-            return failure(auth.redact(str(exc), private)), "auth", 0
-        except TimeoutError:
-            message = (
-                f"No access token within the total timeout of {settings.timeout:g} s."
-            )
-            return failure(message), "network", 0
         progress = (
             Progress(ctx)
             if ctx.meta and ctx.meta.get("progress_token") is not None
@@ -352,33 +347,119 @@ def build_server(
             if progress is not None:
                 await progress.step(message)
 
-        try:
-            if progress is None:
-                reply = await upstream.fetch(request, on_retry, deadline)
-            else:
-                work = upstream.fetch(request, on_retry, deadline)
-                reply = await with_heartbeat(progress, work, settings.progress_interval)
-        except UpstreamError as exc:
-            return (
-                failure(auth.redact(f"{route.method} {route.path}: {exc}", private)),
-                "network",
-                exc.retries,
-            )
-        if reply.status == 401 and any(
-            SCHEMES.get(k, {}).get("kind") == "oauth2"
-            for alt in routes.security(name)
-            for k in alt
-        ):
-            auth.forget_tokens()  # a cached token may have been revoked: fetch a new one next time
-        result = to_result(
+        async def send(args: dict[str, Any]) -> Reply | Failed:
+            """One request of this call (a later page too): built, authenticated, sent within the deadline."""
+            try:
+                with anyio.fail_after(max(deadline - time.monotonic(), 0.001)):
+                    request = await auth.apply(
+                        routes.security(name),
+                        build_request(route, restore(args, route.restore)),
+                        bearer,
+                    )
+            except ArgumentError as exc:
+                return Failed(
+                    failure(f"Invalid arguments for {name}: {exc}"), "invalid", 0
+                )
+            except AuthError as exc:
+                return Failed(failure(auth.redact(str(exc), private)), "auth", 0)
+            except TimeoutError:
+                message = f"No access token within the total timeout of {settings.timeout:g} s."
+                return Failed(failure(message), "network", 0)
+            try:
+                if progress is None:
+                    reply = await upstream.fetch(request, on_retry, deadline)
+                else:
+                    work = upstream.fetch(request, on_retry, deadline)
+                    reply = await with_heartbeat(
+                        progress, work, settings.progress_interval
+                    )
+            except UpstreamError as exc:
+                return Failed(
+                    failure(
+                        auth.redact(f"{route.method} {route.path}: {exc}", private)
+                    ),
+                    "network",
+                    exc.retries,
+                )
+            if reply.status == 401 and any(
+                SCHEMES.get(k, {}).get("kind") == "oauth2"
+                for alt in routes.security(name)
+                for k in alt
+            ):
+                auth.forget_tokens()  # a cached token may have been revoked: fetch a new one next time
+            return reply
+
+        reply = await send(arguments)
+        if isinstance(reply, Failed):
+            return reply.result, reply.status, reply.retries
+        # every result goes through respond: next pages, `fields`, `max_items`/`max_pages` and the budget
+        result = await respond(
             name,
+            routes.shaping(name),
+            arguments,
             reply,
+            send,
+            deadline,
+            tokens=settings.result_tokens,
             structured=structured[name],
             wrap=route.wrap_result,
             check=outputs.first_level_failures,
             limit=settings.max_response_bytes,
+            uri=(
+                result_uri(name, arguments)
+                if route.method == "GET" and not whole
+                else None
+            ),
+            whole=whole,
         )
         return masked(result, auth, private), reply.status, reply.retries
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[]
+        )  # result links are made per call, never listed
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        """A result link (links.py): the read-only call it names, run again without the result budget."""
+        call = parse_uri(params.uri)
+        route = routes.get(call[0]) if call else None
+        if call is None or route is None or route.method != "GET":
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Unknown resource: {params.uri[:200]}",
+            )
+        try:
+            result, status, _ = await execute(
+                ctx,
+                call[0],
+                route,
+                call[1],
+                caller_of(ctx) if settings.auth_issuer else None,
+                whole=True,
+            )
+        except Exception as exc:  # as for tools/call: never a traceback
+            log.error("resource %s failed: %s", call[0], type(exc).__name__)
+            raise MCPError(
+                code=types.INTERNAL_ERROR,
+                message=f"Internal error while reading {call[0]}",
+            ) from None
+        audit.info(
+            "resource tool=%s method=%s path=%s status=%s",
+            call[0],
+            route.method,
+            route.path,
+            status,
+        )
+        if result.is_error:
+            raise MCPError(
+                code=types.INTERNAL_ERROR,
+                message=getattr(result.content[0], "text", "error")[:2000],
+            )
+        return types.ReadResourceResult(contents=contents(params.uri, result))
 
     server: Server[Any] = Server(
         NAME,
@@ -389,6 +470,12 @@ def build_server(
     server.add_request_handler("tools/list", types.PaginatedRequestParams, list_tools)
     server.add_request_handler(
         "logging/setLevel", types.SetLevelRequestParams, set_level
+    )
+    server.add_request_handler(
+        "resources/list", types.PaginatedRequestParams, list_resources
+    )
+    server.add_request_handler(
+        "resources/read", types.ReadResourceRequestParams, read_resource
     )
     return server
 
@@ -408,6 +495,8 @@ def masked(
         result.structured_content = json.loads(
             auth.redact(json.dumps(result.structured_content), extra)
         )
+    if found and result.meta is not None:  # `next` may travel here
+        result.meta = json.loads(auth.redact(json.dumps(result.meta), extra))
     return result
 
 
@@ -543,6 +632,8 @@ def environment_help() -> str:
         f"  {ENV_PREFIX}_RATE_LIMIT          requests per second to the API (default 0: no limit)",
         f"  {ENV_PREFIX}_MAX_CONNECTIONS     requests in flight at once, and pooled connections (default 20)",
         f"  {ENV_PREFIX}_MAX_RESPONSE_BYTES  size cap of a result's text, in UTF-8 bytes (default 1000000)",
+        f"  {ENV_PREFIX}_RESULT_TOKENS       tokens (characters / 4) a JSON result may take before it is trimmed",
+        f"                                   to whole items (default {DEFAULT_RESULT_TOKENS}; 0: no budget)",
         f"  {ENV_PREFIX}_PROGRESS_INTERVAL   seconds between progress notifications of a waiting call (default 2; 0: none)",
         f"  {ENV_PREFIX}_LOG_LEVEL           stderr log level (default INFO: one audit line per call)",
         f"  {ENV_PREFIX}_MCP_TOKEN           bearer token required by --transport http (the simple option)",
@@ -602,6 +693,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         f"(overrides {ENV_PREFIX}_TIMEOUT; default {DEFAULT_TIMEOUT:g})",
     )
     parser.add_argument(
+        "--result-tokens",
+        type=_tokens,
+        help="tokens (characters / 4) a JSON result may take before it is trimmed "
+        f"(overrides {ENV_PREFIX}_RESULT_TOKENS; default {DEFAULT_RESULT_TOKENS}; 0: no budget)",
+    )
+    parser.add_argument(
         "--log-level",
         help=f"stderr log level (overrides {ENV_PREFIX}_LOG_LEVEL; default INFO)",
     )
@@ -645,6 +742,14 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _tokens(text: str) -> int:
+    if not text.isdigit() or len(text) > 12:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number of tokens (0: no budget), got {text!r}"
+        )
+    return int(text)
+
+
 def settings_from(
     args: argparse.Namespace, environ: Mapping[str, str] | None = None
 ) -> Settings:
@@ -655,6 +760,9 @@ def settings_from(
         settings,
         base_url=args.base_url or settings.base_url,
         timeout=args.timeout or settings.timeout,
+        result_tokens=(
+            settings.result_tokens if args.result_tokens is None else args.result_tokens
+        ),
         log_level=(args.log_level or settings.log_level).upper(),
         auth_issuer=args.auth_issuer or settings.auth_issuer,
         auth_audience=args.auth_audience or settings.auth_audience,

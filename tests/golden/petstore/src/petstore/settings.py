@@ -25,6 +25,7 @@ DEFAULT_BACKOFF = 0.5  # seconds before the first retry (without Retry-After); d
 DEFAULT_RATE_LIMIT = 0.0  # requests per second to the API; 0: unlimited
 DEFAULT_MAX_CONNECTIONS = 20
 DEFAULT_MAX_RESPONSE_BYTES = 1_000_000  # larger bodies are truncated, with a note
+DEFAULT_RESULT_TOKENS = 20_000  # a JSON result past about this many tokens (characters / 4) is trimmed; 0: no budget
 DEFAULT_PROGRESS_INTERVAL = (
     2.0  # seconds between progress notifications while a call waits; 0: none
 )
@@ -53,6 +54,7 @@ class Settings:
     rate_limit: float = DEFAULT_RATE_LIMIT
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    result_tokens: int = DEFAULT_RESULT_TOKENS
     progress_interval: float = DEFAULT_PROGRESS_INTERVAL
     credentials: Mapping[str, str] = field(
         default_factory=dict
@@ -101,6 +103,14 @@ class Settings:
             max_response_bytes=int(
                 _number(
                     env, f"{ENV_PREFIX}_MAX_RESPONSE_BYTES", DEFAULT_MAX_RESPONSE_BYTES
+                )
+            ),
+            result_tokens=int(
+                _number(
+                    env,
+                    f"{ENV_PREFIX}_RESULT_TOKENS",
+                    DEFAULT_RESULT_TOKENS,
+                    allow_zero=True,
                 )
             ),
             progress_interval=_number(
