@@ -234,3 +234,19 @@ def test_discovery_output_is_byte_identical_across_hash_seeds(tmp_path: Path) ->
         trees.append({str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
     assert trees[0] == trees[1]
     assert "src/api/search.json" in trees[0]
+
+
+def test_a_named_clients_tool_cap_is_met_by_the_discovery_surface(tmp_path: Path) -> None:
+    """Cursor takes at most 40 tools: `auto` serves 41 operations through the discovery surface, with no cap
+    violation; `--surface tools` keeps every tool and reports the cap, naming the discovery surface."""
+    spec = write_spec(tmp_path, many_operations(41))
+    auto = generate(Config(spec=str(spec), output=tmp_path / "auto", clients=("cursor",)))
+    assert auto.surface is not None and auto.surface.name == "discovery" and auto.surface.listed <= 40
+    assert not [p for p in auto.problems if "more than 40 tools" in p.message]
+    forced = generate(Config(spec=str(spec), output=tmp_path / "tools", clients=("cursor",), surface="tools"))
+    assert forced.surface is not None and forced.surface.listed == 41
+    capped = [p for p in forced.problems if "more than 40 tools" in p.message]
+    assert len(capped) == 1 and "discovery surface" in capped[0].message
+    fewer = auto.tools[:35]  # under the 40 tools auto keeps listed: only a cap below that switches
+    assert choose(fewer, "auto", (), "Mini")[0].name == "tools"
+    assert choose(fewer, "auto", (), "Mini", cap=30)[0].name == "discovery"
