@@ -88,6 +88,17 @@ class Auth:
                 text = text.replace(secret, "***")
         return text
 
+    def redact_bytes(self, data: bytes, extra: Sequence[str] = ()) -> bytes:
+        """`data` (an answer's body) with every secret replaced by ***, before any of it is quoted or cut: a
+        secret cut in half would no longer be recognised."""
+        for secret in sorted(
+            {*self.secrets(), *(e for e in extra if len(e) >= 4)}, key=len, reverse=True
+        ):
+            raw = secret.encode()
+            if raw in data:
+                data = data.replace(raw, b"***")
+        return data
+
     def forget_tokens(self) -> None:
         """Drop cached client-credentials tokens (the API refused one)."""
         self._tokens.clear()

@@ -11,6 +11,7 @@ traceback, and no secret reaches a result, an error or a log line.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hmac
 import json
 import logging
@@ -387,7 +388,12 @@ def build_server(
                 for k in alt
             ):
                 auth.forget_tokens()  # a cached token may have been revoked: fetch a new one next time
-            return reply
+            body = auth.redact_bytes(
+                reply.body, private
+            )  # an API may echo a secret: masked before any cut
+            return (
+                reply if body is reply.body else dataclasses.replace(reply, body=body)
+            )
 
         reply = await send(arguments)
         if isinstance(reply, Failed):
