@@ -200,5 +200,6 @@ def test_real_specs(spec: str, tool: str, kind: str, describe: str) -> None:
     results = found.plan.results
     assert results is not None and results.pages is not None and results.pages.kind == kind
     assert results.pages.describe().startswith(describe)
-    assert found.output_schema is not None and "next" in found.output_schema["properties"]
+    # a listing over the token budget leaves output schemas out (GitHub, Stripe): `next` then travels in _meta
+    assert found.output_schema is None or "next" in found.output_schema["properties"]
     assert {"fields", "max_items", "max_pages"} <= set(found.input_schema["properties"])
