@@ -38,10 +38,19 @@ def fit_listing(tools: Sequence[ToolSpec], limit: int = LISTING_TOKENS) -> tuple
     before = listing_tokens(tools)
     if before <= limit:
         return list(tools), []
-    fitted = [replace(t, output_schema=None) for t in tools]
+    fitted = [_without_output_schema(t) for t in tools]
     after = listing_tokens(fitted)
     message = (
         f"tools/list would cost {before:,} tokens (more than {limit:,}): output schemas are left out of it, "
         f"which brings it to {after:,}; results are still returned whole"
     )
     return fitted, [Problem(Level.WARNING, message, "")]
+
+
+def _without_output_schema(tool: ToolSpec) -> ToolSpec:
+    """The tool without its output schema; a `next` page its result would have carried in structuredContent
+    (which that schema declared) travels in the result's `_meta` instead."""
+    results = tool.plan.results
+    if results is not None and results.next_in == "structured":
+        tool = replace(tool, plan=replace(tool.plan, results=replace(results, next_in="meta")))
+    return replace(tool, output_schema=None)

@@ -75,7 +75,9 @@ def resolve(schema: Any, defs: dict[str, Any]) -> Any:
 
 
 def item_schema(tool: dict[str, Any]) -> Any:
-    """The outputSchema of one item of the tool's list."""
+    """The outputSchema of one item of the tool's list ({}: any, for a tool listed without an outputSchema)."""
+    if not tool.get("outputSchema"):
+        return {}
     schema = tool["outputSchema"]
     defs = schema.get("$defs", {})
     node = (
@@ -99,7 +101,7 @@ def put(data: Any, path: str | None, value: Any) -> Any:
 def items(tool: dict[str, Any], count: int, start: int = 0) -> list[Any]:
     """`count` items the tool's item schema accepts, each with an `id` (the after_id style's cursor)."""
     schema = item_schema(tool)
-    defs = tool["outputSchema"].get("$defs", {})
+    defs = (tool.get("outputSchema") or {}).get("$defs", {})
     one = sample(schema, defs)
     plain = {
         "id": "i0",
