@@ -139,6 +139,7 @@ def test_compact_drops_output_schemas_errors_and_later_paragraphs(tmp_path: Path
     assert full["description"] == "Reads one order.\n\nMore text.\n\nErrors: 404 no such order."
     assert small["description"] == "Reads one order."
     assert small["inputSchema"]["properties"]["id"]["description"] == "Order id, see ids."
+
     # link URLs go in both; only the result-shaping arguments lose their descriptions with --compact
     def without_control(schema: dict[str, Any]) -> dict[str, Any]:
         kept = {k: v for k, v in schema["properties"].items() if k not in ("fields", "max_items", "max_pages")}

@@ -49,8 +49,17 @@ def fit_listing(tools: Sequence[ToolSpec], limit: int = LISTING_TOKENS) -> tuple
 
 def _without_output_schema(tool: ToolSpec) -> ToolSpec:
     """The tool without its output schema; a `next` page its result would have carried in structuredContent
-    (which that schema declared) travels in the result's `_meta` instead."""
+    (which that schema declared) travels in the result's `_meta` instead. The result-shaping arguments
+    (`fields`, `max_items`, `max_pages`) lose their descriptions, as with --compact: the same sentence on
+    hundreds of tools says nothing their names and schemas do not."""
     results = tool.plan.results
-    if results is not None and results.next_in == "structured":
+    if results is None:
+        return replace(tool, output_schema=None)
+    if results.next_in == "structured":
         tool = replace(tool, plan=replace(tool.plan, results=replace(results, next_in="meta")))
-    return replace(tool, output_schema=None)
+    control = {key for key in (results.fields, results.max_items, results.max_pages) if key}
+    properties = dict(tool.input_schema.get("properties") or {})
+    for key in control & set(properties):
+        properties[key] = {k: v for k, v in properties[key].items() if k != "description"}
+    schema = {**tool.input_schema, "properties": properties} if control else tool.input_schema
+    return replace(tool, output_schema=None, input_schema=schema)
