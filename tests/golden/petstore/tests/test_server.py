@@ -1605,9 +1605,8 @@ async def test_upstream_gets_each_callers_token(mode: str) -> None:
     tool = bearer_tool()
     if (
         tool is None
-    ):  # this API has no bearer scheme: the environment's credentials are all there is
-        assert not any(authorization_family(key) == "bearer" for key in SCHEMES)
-        return
+    ):  # no tool sends a bearer token first (none, or only beside other schemes): nothing to swap
+        pytest.skip("no tool's first usable security alternative sends a bearer token")
     issuer, recorder = FakeIssuer(), Recorder()
     mcp_server, app = oauth_app(
         recorder,
