@@ -267,7 +267,9 @@ def test_output_schemas_leave_the_listing_only_when_it_is_too_large(tmp_path: Pa
     limit = listing_tokens(tools) - 1
     fitted, problems = fit_listing(tools, limit)
     assert all(t.output_schema is None for t in fitted) and listing_tokens(fitted) < limit
-    assert [t.input_schema for t in fitted] == [t.input_schema for t in tools]
+    # Every constraint stays; only the result-shaping arguments' descriptions go (as under --compact).
+    assert [without_prose(t.input_schema) for t in fitted] == [without_prose(t.input_schema) for t in tools]
+    assert [t.input_schema["properties"]["fields"].get("description") for t in fitted] == [None] * 3
     assert [p.level for p in problems] == [Level.WARNING] and "output schemas are left out" in problems[0].message
 
 
