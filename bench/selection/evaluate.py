@@ -32,6 +32,7 @@ from codegen.surface.search_index import Analyzer, build_index, rank, short_summ
 from codegen.surface.plans import ToolSpec  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+HELDOUT = HERE / "heldout"  # tasks written after tuning and never used for it
 SPECS = ("github", "stripe", "asana", "slack")
 
 
@@ -41,8 +42,8 @@ class Task:
     operations: frozenset[str]
 
 
-def load_tasks(name: str) -> list[Task]:
-    data = yaml.safe_load((HERE / f"{name}.yaml").read_text(encoding="utf-8"))
+def load_tasks(name: str, folder: Path = HERE) -> list[Task]:
+    data = yaml.safe_load((folder / f"{name}.yaml").read_text(encoding="utf-8"))
     return [Task(str(t["task"]), frozenset(t["operations"])) for t in data["tasks"]]
 
 
@@ -87,12 +88,19 @@ def baseline(tools: list[ToolSpec], tasks: list[Task]) -> list[list[str]]:
     return out
 
 
-def evaluate(name: str, path: str) -> dict[str, Any]:
-    tasks = load_tasks(name)
+def evaluate(name: str, path: str) -> list[dict[str, Any]]:
+    """The tuning tasks' result, and the held-out tasks' (heldout/NAME.yaml) where there are some."""
     started = time.perf_counter()
     tools = spec_tools(path)
     index = build_index(tools)
     built = time.perf_counter() - started
+    out = [score(name, load_tasks(name), tools, index, built)]
+    if (HELDOUT / f"{name}.yaml").exists():
+        out.append(score(f"{name} (held out)", load_tasks(name, HELDOUT), tools, index, built))
+    return out
+
+
+def score(name: str, tasks: list[Task], tools: list[ToolSpec], index: dict[str, Any], built: float) -> dict[str, Any]:
     result: dict[str, Any] = {"spec": name, "tools": len(tools), "tasks": len(tasks), "seconds": round(built, 1)}
     for label, ranked in (("ours", ours(tools, tasks, index)), ("bm25_summary", baseline(tools, tasks))):
         result[label] = {"recall@1": round(recall(ranked, tasks, 1), 3), "recall@5": round(recall(ranked, tasks, 5), 3)}
@@ -109,12 +117,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--misses", action="store_true", help="print the tasks our ranking misses at 5")
     args = parser.parse_args(argv)
     paths = spec_paths()
-    results = [evaluate(name, paths[name]) for name in args.spec or SPECS]
-    print(f"{'spec':8} {'tools':>5} {'tasks':>5}  {'ours r@1':>8} {'ours r@5':>8}  {'bm25 r@1':>8} {'bm25 r@5':>8}")
+    results = [result for name in args.spec or SPECS for result in evaluate(name, paths[name])]
+    print(f"{'spec':19} {'tools':>5} {'tasks':>5}  {'ours r@1':>8} {'ours r@5':>8}  {'bm25 r@1':>8} {'bm25 r@5':>8}")
     for r in results:
         o, b = r["ours"], r["bm25_summary"]
         print(
-            f"{r['spec']:8} {r['tools']:5} {r['tasks']:5}  {o['recall@1']:8.1%} {o['recall@5']:8.1%}"
+            f"{r['spec']:19} {r['tools']:5} {r['tasks']:5}  {o['recall@1']:8.1%} {o['recall@5']:8.1%}"
             f"  {b['recall@1']:8.1%} {b['recall@5']:8.1%}"
         )
         if args.misses:

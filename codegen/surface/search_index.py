@@ -22,6 +22,7 @@ import bm25s
 import snowballstemmer
 
 from .plans import ToolSpec
+from .vocabulary import SYNONYM_WEIGHT, expand_phrases, synonyms
 
 FORMAT = 1
 SCALE = 100  # weights are stored as integers: round(weight * SCALE)
@@ -40,7 +41,7 @@ FIELD_WEIGHTS: Mapping[str, float] = {
     "tags": 0.9,
     "path": 2.0,
     "params": 1.2,
-    "method": 7.0,
+    "method": 3.0,
 }
 PREFIX_WEIGHT = 0.5  # a query stem that is a prefix of an indexed stem (or the reverse): repo ~ repositori
 PREFIX_MIN = 4  # characters both need for that
@@ -228,11 +229,13 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
         if pairs:
             terms[term] = [[doc for doc, _ in pairs], [w for _, w in pairs]]
     groups = [group_of(tool) for tool in tools]
+    phrases = synonyms(terms, analyzer.stems)
     return {
         "format": FORMAT,
         "scale": SCALE,
         "stopwords": sorted(STOPWORDS),
         "prefix": {"weight": PREFIX_WEIGHT, "min": PREFIX_MIN},
+        "synonyms": {"weight": SYNONYM_WEIGHT, "phrases": phrases},
         "tools": [
             {
                 "name": tool.name,
@@ -254,19 +257,25 @@ def group_counts(index: Mapping[str, Any]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda item: (-item[1], item[0].lower(), item[0]))
 
 
-def expand(terms: Iterable[str], stems: Iterable[str]) -> dict[str, float]:
-    """Query stems -> indexed stems with the weight each counts for: itself 1, a prefix relation 0.5."""
+def expand(
+    terms: Iterable[str], stems: Sequence[str], phrases: Mapping[str, Any] | None = None
+) -> dict[str, float]:
+    """Query stems -> indexed stems with how much each counts: a stem the query has 1, an indexed stem it is
+    a prefix of (or the reverse: repo ~ repositori) 0.5, a stem one of the query's thesaurus phrases stands
+    for (vocabulary.py) its weight. Each piece of evidence adds: a stem two query words lead to counts twice."""
     vocabulary = list(terms)
+    said = sorted(set(stems))
     out: dict[str, float] = {}
-    for stem in sorted(set(stems)):
-        if stem in out and out[stem] == 1.0:
-            continue
-        out[stem] = 1.0
+    for stem in said:
+        out[stem] = out.get(stem, 0.0) + 1.0
         if len(stem) < PREFIX_MIN:
             continue
         for term in vocabulary:
             if term != stem and (term.startswith(stem) or (len(term) >= PREFIX_MIN and stem.startswith(term))):
-                out[term] = max(out.get(term, 0.0), PREFIX_WEIGHT)
+                out[term] = out.get(term, 0.0) + PREFIX_WEIGHT
+    if phrases:
+        for term, share in expand_phrases(said, phrases["phrases"], float(phrases["weight"])).items():
+            out[term] = out.get(term, 0.0) + share
     return out
 
 
@@ -275,7 +284,7 @@ def rank(index: Mapping[str, Any], stems: Iterable[str], limit: int) -> list[int
     the benchmark uses it without generating a package)."""
     scores: Counter[int] = Counter()
     terms = index["terms"]
-    for stem, factor in expand(terms, stems).items():
+    for stem, factor in expand(terms, list(stems), index.get("synonyms")).items():
         postings = terms.get(stem)
         if postings:
             for doc, weight in zip(postings[0], postings[1]):

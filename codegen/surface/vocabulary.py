@@ -1,0 +1,71 @@
+"""The discovery search's thesaurus: what users call the things an API names (vocabulary.txt).
+
+A line `issue <- bug, ticket` says a query's "bug" or "ticket" should also find the tools about issues.
+`synonyms` keeps the lines that fit one API (every word on the left is in its index) and turns them into
+the data search.json ships: query phrase (its stems, space-joined) -> the API stems it also looks for.
+The generated search.py and `search_index.expand` apply it the same way; nothing here runs at start-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib.resources import files
+
+SYNONYM_WEIGHT = 0.6  # a word the user did not type counts for this share of one they did
+MAX_PHRASE = 3  # stems in a query phrase
+
+
+@dataclass(frozen=True)
+class Rule:
+    api: str  # the words an API uses
+    said: tuple[str, ...]  # what users say instead
+
+
+def parse(text: str) -> list[Rule]:
+    """The rules of a vocabulary file; comments (#) and blank lines are skipped."""
+    rules = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line or "<-" not in line:
+            continue
+        api, said = line.split("<-", 1)
+        phrases = tuple(p.strip() for p in said.split(",") if p.strip())
+        if api.strip() and phrases:
+            rules.append(Rule(api.strip(), phrases))
+    return rules
+
+
+@lru_cache(maxsize=1)
+def rules() -> tuple[Rule, ...]:
+    return tuple(parse(files(__package__).joinpath("vocabulary.txt").read_text(encoding="utf-8")))
+
+
+def synonyms(
+    terms: Collection[str], stems: Callable[[str], list[str]], source: Iterable[Rule] | None = None
+) -> dict[str, list[str]]:
+    """Query phrase -> API stems, for the rules whose API words all occur in `terms` (an index's stems)."""
+    out: dict[str, set[str]] = {}
+    for rule in rules() if source is None else source:
+        targets = stems(rule.api)
+        if not targets or any(t not in terms for t in targets):
+            continue
+        for phrase in rule.said:
+            key = stems(phrase)
+            if 0 < len(key) <= MAX_PHRASE:
+                out.setdefault(" ".join(key), set()).update(t for t in targets if t not in key)
+    return {key: sorted(values) for key, values in sorted(out.items()) if values}
+
+
+def expand_phrases(stems: Collection[str], phrases: Mapping[str, Iterable[str]], weight: float) -> dict[str, float]:
+    """The API stems the query's phrases stand for, other than stems the query has: `weight` for each phrase
+    that leads to one (a phrase counts when the query has all its words, in any order)."""
+    said = set(stems)
+    out: dict[str, float] = {}
+    for phrase, targets in phrases.items():
+        if all(stem in said for stem in phrase.split(" ")):
+            for target in targets:
+                if target not in said:
+                    out[target] = out.get(target, 0.0) + weight
+    return out
