@@ -20,6 +20,7 @@ from .. import __version__
 from ..spec.model import Api
 from ..problems import Problem, error
 from ..surface.plans import ToolSpec
+from .cache import cache_root
 from .escape import FILTERS
 
 # template file name -> generated path ({package} is the import package)
@@ -94,6 +95,7 @@ def render(
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
+        bytecode_cache=_bytecode_cache(),
     )
     env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False)
     env.filters.update(FILTERS)  # the one escaping path for spec text: see emit/escape.py
@@ -177,3 +179,17 @@ PARTS: tuple[tuple[str, str], ...] = tuple(
 def describe_templates() -> Mapping[str, str]:
     """Template file name -> generated path, for --help and the README."""
     return dict(FILES + PARTS)
+
+
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates kept between runs (keyed by each template's source, so an edited or a user's
+    template is compiled afresh); None when the disk cache is off or its folder cannot be made."""
+    root = cache_root()
+    if root is None:
+        return None
+    folder = root / "jinja"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(str(folder))

@@ -114,9 +114,23 @@ def _loose(target: Any) -> dict[str, Any]:
 
 
 def reach(schema: Mapping[str, Any], defs: Definitions, depth: int | None = None) -> dict[str, int]:
-    """The definitions `schema` reaches (within `depth` $ref hops, if given): name -> fewest hops."""
+    """The definitions `schema` reaches (within `depth` $ref hops, if given): name -> fewest hops.
+
+    The walk depends only on the names `schema` refers to, so it is remembered per definition set: the
+    tools of one resource share their roots (a large API's tools walk the same graph many times)."""
+    roots = frozenset(refs_in(schema))
+    memo = getattr(defs, "memo", None)
+    if memo is None:
+        return _reach(roots, defs, depth)
+    found = memo.get((roots, depth))
+    if found is None:
+        found = memo[roots, depth] = _reach(roots, defs, depth)
+    return dict(found)
+
+
+def _reach(roots: frozenset[str], defs: Definitions, depth: int | None) -> dict[str, int]:
     distance: dict[str, int] = {}
-    frontier = set(refs_in(schema))
+    frontier = set(roots)
     hops = 1
     while frontier and (depth is None or hops <= depth):
         found: set[str] = set()
