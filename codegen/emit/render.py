@@ -22,6 +22,7 @@ from ..problems import Problem, error
 from ..surface.plans import ToolSpec
 from .cache import cache_root
 from .escape import FILTERS
+from .wire import handshake_lines
 
 # template file name -> generated path ({package} is the import package)
 FILES: tuple[tuple[str, str], ...] = (
@@ -41,6 +42,8 @@ FILES: tuple[tuple[str, str], ...] = (
     ("decoding.py.jinja", "src/{package}/decoding.py"),
     ("stdio.py.jinja", "src/{package}/stdio.py"),
     ("tools.json.jinja", "src/{package}/tools.json"),
+    ("handshake.jsonl.jinja", "src/{package}/handshake.jsonl"),
+    ("handshake.py.jinja", "src/{package}/handshake.py"),
     ("routes.json.jinja", "src/{package}/routes.json"),
     ("py.typed.jinja", "src/{package}/py.typed"),
     ("conftest.py.jinja", "tests/conftest.py"),
@@ -113,13 +116,16 @@ def render(
 
 
 def _context(api: Api, tools: Sequence[ToolSpec], project: Project, default_base_url: str | None) -> dict[str, Any]:
+    tools_json = _dump([tool.to_json() for tool in tools])
     return {
         "generator_version": __version__,
         "project": project,
         "api": api,
         "default_base_url": default_base_url,
         "tools": tools,
-        "tools_json": _dump([tool.to_json() for tool in tools]),
+        "tools_json": tools_json,
+        # the handshake answers as the SDK serializes them (tools/list: tools.json as served)
+        "handshake_jsonl": handshake_lines(json.loads(tools_json), project.dist, api.version),
         "routes_json": _dump({tool.name: tool.plan.to_json() for tool in tools}),
         "security_schemes": security_schemes(api, tools, project),
     }
