@@ -266,3 +266,26 @@ def test_stray_output_never_reaches_the_wire(petstore_package: Path) -> None:
         process.wait(timeout=10)
     assert [json.loads(line)["id"] for line in lines] == [1, 2, 3, 4]
     assert process.stderr is not None and b"stray" in process.stderr.read()
+
+
+@pytest.mark.slow
+def test_github_answers_are_the_sdk_bytes(tmp_path: Path) -> None:
+    """GitHub's 1,200 tools (3 MB of tools/list): the same bytes with and without the fast start, both eras."""
+    listed = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve().parents[1] / "tools" / "list-specs"), "--named", "--tsv"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    named = dict(line.split("\t")[:2] for line in listed.stdout.splitlines() if "\t" in line)
+    if "github" not in named:
+        pytest.skip("the corpus is not installed (tools/fetch-corpus)")
+    out = tmp_path / "github"
+    result = generate(Config(spec=named["github"], output=out, name="github"))
+    from codegen.emit.write import write
+
+    assert write(out, result.files, force=False) == []
+    assert json.loads(result.files["src/github/handshake.jsonl"].split("\n", 1)[0])["answers"]
+    legacy = both(out, [initialize(1), INITIALIZED, request(2, "tools/list"), request(3, "tools/call", NOPE)], wait=180)
+    assert len(json.loads(legacy[1])["result"]["tools"]) > 1000
+    both(out, [request(1, "server/discover", modern=True), request(2, "tools/list", modern=True)], wait=180)
