@@ -116,7 +116,8 @@ def render(
 
 
 def _context(api: Api, tools: Sequence[ToolSpec], project: Project, default_base_url: str | None) -> dict[str, Any]:
-    tools_json = _dump([tool.to_json() for tool in tools])
+    entries = [tool.to_json() for tool in tools]
+    tools_json = _dump(entries)
     return {
         "generator_version": __version__,
         "project": project,
@@ -125,7 +126,7 @@ def _context(api: Api, tools: Sequence[ToolSpec], project: Project, default_base
         "tools": tools,
         "tools_json": tools_json,
         # the handshake answers as the SDK serializes them (tools/list: tools.json as served)
-        "handshake_jsonl": handshake_lines(json.loads(tools_json), project.dist, api.version),
+        "handshake_jsonl": handshake_lines(entries, project.dist, api.version, size=len(tools_json)),
         "routes_json": _dump({tool.name: tool.plan.to_json() for tool in tools}),
         "security_schemes": security_schemes(api, tools, project),
     }

@@ -19,7 +19,7 @@ the bytes against the SDK's own server, in both eras.
 from __future__ import annotations
 
 import json
-import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -27,48 +27,57 @@ SDK = {"mcp": "2.3.0", "mcp-types": "2.3.0"}  # the SDK whose serializer this fo
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")  # tools/list: one model for all
 MODERN_VERSION = "2026-07-28"
 FORMAT = 1
+MAX_LIST_BYTES = 16 << 20  # tools.json larger than this: no pre-serialized answers (the SDK answers)
 # What the generated server's build_server() registers: tools (list, call) and logging/setLevel.
 CAPABILITIES: dict[str, Any] = {"logging": {}, "tools": {"listChanged": False}}
-MODERN_LIST_DEFAULTS = {"cacheScope": "private", "resultType": "complete", "ttlMs": 0}
 
 
 class Unsupported(Exception):
     """Something the SDK might serialize differently from this module."""
 
 
-Shaper = Callable[[Any], Any]
+Shaper = Callable[[Any], str]  # a value -> its JSON text as the SDK writes it
+# a number token in exponent form, as json writes large and small floats (the SDK's encoder does not)
+EXPONENT = re.compile(r"[:,\[]-?[0-9]+(?:\.[0-9]+)?e[+-][0-9]+[,}\]]")
+
+
+# one encoder for every value (json.dumps with options builds a new encoder per call)
+plain: Callable[[Any], str] = json.JSONEncoder(
+    ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
+).encode  # a value below the models (a schema's content): tools.json's key order, which the SDK keeps
 
 
 def _model(fields: Sequence[str], extra: bool, nested: Mapping[str, Shaper] | None = None) -> Shaper:
-    """A wire model's dump: declared `fields` in order (None left out), then extra keys if `extra`."""
+    """A wire model's dump: declared `fields` in order (None left out), then extra keys if `extra` (in
+    tools.json's order, sorted), each value as its own model's dump or as plain JSON."""
     inner = nested or {}
 
-    def shape(data: Any) -> dict[str, Any]:
+    def shape(data: Any) -> str:
         if not isinstance(data, dict):
             raise Unsupported("not an object")
-        out: dict[str, Any] = {}
+        parts = []
         for name in fields:
             value = data.get(name)
             if value is not None:
-                out[name] = inner[name](value) if name in inner else value
+                parts.append(plain(name) + ":" + (inner[name](value) if name in inner else plain(value)))
         if extra:
-            for name, value in data.items():
-                if name not in out and name not in fields and value is not None:
-                    out[name] = value
-        return out
+            for name in sorted(data):
+                if name not in fields and data[name] is not None:
+                    parts.append(plain(name) + ":" + plain(data[name]))
+        return "{" + ",".join(parts) + "}"
 
     return shape
 
 
 def _refuse(field: str) -> Shaper:
-    def shape(_: Any) -> Any:
+    def shape(_: Any) -> str:
         raise Unsupported(f"tool field {field}")
 
     return shape
 
 
 def _object_schema(shaper: Shaper) -> Shaper:
-    def shape(data: Any) -> Any:
+    def shape(data: Any) -> str:
         if not isinstance(data, dict) or data.get("type") != "object":
             raise Unsupported("an input schema whose type is not 'object'")
         properties = data.get("properties")
@@ -109,9 +118,15 @@ _MODERN_TOOL = _model(
 
 
 def encode(value: Any) -> str:
-    """Compact JSON as the SDK writes it; raises Unsupported where its encoder could differ from json's."""
-    _check_numbers(value)
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """Compact JSON in the given key order (the small results, built here in the models' order)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _checked(text: str) -> str:
+    """`text`, unless the SDK's encoder could write it differently (floats in exponent form, lone
+    surrogates). A false alarm (such a token inside a string) only costs the fast start."""
+    if EXPONENT.search(text):
+        raise Unsupported("a float in exponent form")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -119,48 +134,46 @@ def encode(value: Any) -> str:
     return text
 
 
-def _check_numbers(value: Any) -> None:
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-        elif isinstance(node, float) and (not math.isfinite(node) or "e" in repr(node)):
-            raise Unsupported("a float in exponent form")
-
-
-def handshake_lines(tools: list[dict[str, Any]], name: str, version: str, surface: str = "tools") -> str:
+def handshake_lines(
+    tools: list[dict[str, Any]], name: str, version: str, surface: str = "tools", size: int = 0
+) -> str:
     """The generated handshake.jsonl: a header line, then one result per answer the header names.
 
-    `tools`: the tools/list entries exactly as the server's SDK path serves them (tools.json, parsed)."""
+    `tools`: the tools/list entries as the server's SDK path serves them (tools.json, whose keys are sorted);
+    `size`: tools.json's length (above MAX_LIST_BYTES nothing is pre-serialized)."""
     server_info = {"name": name, "version": version}
     stamp = {"io.modelcontextprotocol/serverInfo": server_info}
     header: dict[str, Any] = {"format": FORMAT, "sdk": SDK, "surface": surface, "answers": []}
+    if size > MAX_LIST_BYTES:  # two more copies of a list this large would cost generation more than it saves
+        return encode(header) + "\n"
     try:
         answers = {
-            f"initialize {v}": encode(
-                {"capabilities": CAPABILITIES, "protocolVersion": v, "serverInfo": server_info}
+            f"initialize {v}": _checked(
+                encode({"capabilities": CAPABILITIES, "protocolVersion": v, "serverInfo": server_info})
             )
             for v in HANDSHAKE_VERSIONS
         }
-        answers[f"server/discover {MODERN_VERSION}"] = encode(
-            {
-                "cacheScope": "private",
-                "capabilities": CAPABILITIES,
-                "resultType": "complete",
-                "supportedVersions": [MODERN_VERSION],
-                "ttlMs": 0,
-                "_meta": stamp,
-            }
+        answers[f"server/discover {MODERN_VERSION}"] = _checked(
+            encode(
+                {
+                    "cacheScope": "private",
+                    "capabilities": CAPABILITIES,
+                    "resultType": "complete",
+                    "supportedVersions": [MODERN_VERSION],
+                    "ttlMs": 0,
+                    "_meta": stamp,
+                }
+            )
         )
-        answers["tools/list handshake"] = encode({"tools": [_HANDSHAKE_TOOL(tool) for tool in tools]})
-        modern = {**MODERN_LIST_DEFAULTS, "tools": [_MODERN_TOOL(tool) for tool in tools]}
-        answers[f"tools/list {MODERN_VERSION}"] = encode(
-            {key: modern[key] for key in ("cacheScope", "resultType", "tools", "ttlMs")} | {"_meta": stamp}
+        answers["tools/list handshake"] = _checked('{"tools":[' + ",".join(map(_HANDSHAKE_TOOL, tools)) + "]}")
+        answers[f"tools/list {MODERN_VERSION}"] = _checked(
+            '{"cacheScope":"private","resultType":"complete","tools":['
+            + ",".join(map(_MODERN_TOOL, tools))
+            + '],"ttlMs":0,"_meta":'
+            + encode(stamp)
+            + "}"
         )
-    except Unsupported:
+    except (Unsupported, ValueError):  # ValueError: a float json cannot write (nan, infinity)
         return encode(header) + "\n"
     header["answers"] = list(answers)
     return "\n".join([encode(header), *answers.values()]) + "\n"

@@ -52,7 +52,16 @@ def loosen(schema: dict[str, Any], defs: Definitions, depth: int) -> tuple[dict[
                 out[key] = cut(value, level + 2)
         return out
 
-    return cut(schema, 0), {name: cut(defs[name], 2) for name in sorted(kept)}
+    memo = getattr(defs, "memo", None)  # the loosened definitions depend only on which are kept: shared
+    key = ("loose", frozenset(kept))
+    loose_defs = memo.get(key) if memo is not None else None
+    if loose_defs is None:
+        loose_defs = {name: cut(defs[name], 2) for name in sorted(kept)}
+        if memo is not None:
+            memo[key] = loose_defs
+    result = cut(schema, 0), dict(loose_defs)
+    del cut  # the recursive closure is a reference cycle (holding `kept`): freed now, without the collector
+    return result
 
 
 def fit_budget(
@@ -64,9 +73,9 @@ def fit_budget(
     the root are kept, N the largest that fits (at least 1); a reference to a farther one becomes its type
     and description alone. The server then accepts more there and the upstream API judges the rest: a tool
     whose schema runs to megabytes (a large API's entity graph) is no use to a model either."""
-    distance = reach(schema, defs)
-    if budget is None or sum(defs.size(name) for name in distance) <= budget:
-        return schema, {name: defs[name] for name in sorted(distance)}, None
+    distance, used, total = _reached(schema, defs)
+    if budget is None or total <= budget:
+        return schema, used, None  # shared by the tools that reach the same definitions: never modified
     by_level: Counter[int] = Counter()
     for name, hops in distance.items():
         by_level[hops] += defs.size(name)
@@ -101,7 +110,32 @@ def fit_budget(
                 out[key] = cut(value)
         return out
 
-    return cut(schema), {name: cut(defs[name]) for name in sorted(kept)}, depth
+    # the cut definitions depend only on which are kept: tools that reach the same ones share them
+    memo = getattr(defs, "memo", None)
+    key = ("cut", frozenset(kept))
+    kept_defs = memo.get(key) if memo is not None else None
+    if kept_defs is None:
+        kept_defs = {name: cut(defs[name]) for name in sorted(kept)}
+        if memo is not None:
+            memo[key] = kept_defs
+    result = cut(schema), dict(kept_defs), depth
+    del cut  # as in loosen: no reference cycle left for the collector
+    return result
+
+
+def _reached(schema: Mapping[str, Any], defs: Definitions) -> tuple[dict[str, int], dict[str, Any], int]:
+    """reach(schema, defs), the definitions it reaches (sorted by name) and their size: remembered per set
+    of roots, so the tools of one resource share one walk and one `$defs` mapping."""
+    memo = getattr(defs, "memo", None)
+    roots = frozenset(refs_in(schema))
+    found = memo.get(("sized", roots)) if memo is not None else None
+    if found is None:
+        distance = reach(schema, defs)
+        used = {name: defs[name] for name in sorted(distance)}
+        found = (distance, used, sum(defs.size(name) for name in distance))
+        if memo is not None:
+            memo["sized", roots] = found
+    return found
 
 
 def _names_cut(ref: Any, kept: set[str]) -> bool:
