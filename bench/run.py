@@ -151,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="generated packages and peer builds (default /tmp/mcp-codegen-bench)")
     ap.add_argument("--out", default=str(HERE / "results"), help="raw JSON results (default bench/results)")
     ap.add_argument("--readme", default=str(HERE / "README.md"), help="Markdown file whose results section is rewritten")
+    ap.add_argument("--project-readme", default=str(ROOT / "README.md"),
+                    help="Markdown file whose bench summary section is rewritten ('' : none; never with --tiny)")
     ap.add_argument("--no-setup", action="store_true", help="do not run peers/setup-all.sh (peers already installed)")
     ap.add_argument("--no-http", action="store_true", help="skip the HTTP 1-vs-2-workers throughput run")
     ap.add_argument("--python", help="interpreter that runs the harness and our server (default: the bench venv with "
@@ -167,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.from_summary:
         earlier = json.loads(Path(a.from_summary).read_text(encoding="utf-8"))
-        write_readme(Path(a.readme), earlier, None if a.tiny else ROOT / "README.md")
+        write_readme(Path(a.readme), earlier, None if a.tiny or not a.project_readme else Path(a.project_readme))
         print(report.table(earlier) + "\n\n" + report.targets_table(report.targets(earlier, None)))
         return 0
     specs = [s for s in a.specs.split(",") if s]
@@ -257,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     results["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     (out / "summary.json").write_text(json.dumps(results, indent=1, default=str) + "\n")
     results["out"] = str(out)
-    write_readme(Path(a.readme), results, None if a.tiny else ROOT / "README.md")
+    write_readme(Path(a.readme), results, None if a.tiny or not a.project_readme else Path(a.project_readme))
     print(report.table(results))
     print()
     print(report.targets_table(report.targets(results, None)))

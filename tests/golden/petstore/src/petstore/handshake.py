@@ -55,7 +55,9 @@ def main(argv: Sequence[str] | None = None) -> None:
 
         serve(argv)
         return
-    FastStart(answers).run()
+    start = FastStart(answers)
+    del answers  # the fast start drops them at the hand-over (a large API's are megabytes)
+    start.run()
 
 
 def _pipe(fd: int) -> bool:
