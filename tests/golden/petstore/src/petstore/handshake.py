@@ -23,7 +23,7 @@ import stat
 import sys
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 PREFIX = "PETSTORE"
 FORMAT = 1
@@ -231,6 +231,13 @@ class FastStart:
             settings = server.settings_from(args)
             server.configure_logging(settings.log_level)
             self.built = server.build_server(settings)
+            listing = self.built.get_request_handler("tools/list")
+            if (
+                listing is not None
+            ):  # what the SDK path's tools/list also does: start compiling the checks
+                import asyncio
+
+                asyncio.run(listing.handler(cast(Any, None), cast(Any, None)))
         except BaseException as exc:  # reported by the main thread at the hand-over
             self.failure = exc
 
