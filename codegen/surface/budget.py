@@ -73,8 +73,15 @@ def fit_budget(
     the root are kept, N the largest that fits (at least 1); a reference to a farther one becomes its type
     and description alone. The server then accepts more there and the upstream API judges the rest: a tool
     whose schema runs to megabytes (a large API's entity graph) is no use to a model either."""
-    distance, used, total = _reached(schema, defs)
+    roots = frozenset(refs_in(schema))
+    distance, total = _reached(roots, schema, defs)
     if budget is None or total <= budget:
+        memo = getattr(defs, "memo", None)
+        used = memo.get(("used", roots)) if memo is not None else None
+        if used is None:
+            used = {name: defs[name] for name in sorted(distance)}
+            if memo is not None:
+                memo["used", roots] = used
         return schema, used, None  # shared by the tools that reach the same definitions: never modified
     by_level: Counter[int] = Counter()
     for name, hops in distance.items():
@@ -123,16 +130,14 @@ def fit_budget(
     return result
 
 
-def _reached(schema: Mapping[str, Any], defs: Definitions) -> tuple[dict[str, int], dict[str, Any], int]:
-    """reach(schema, defs), the definitions it reaches (sorted by name) and their size: remembered per set
-    of roots, so the tools of one resource share one walk and one `$defs` mapping."""
+def _reached(roots: frozenset[str], schema: Mapping[str, Any], defs: Definitions) -> tuple[dict[str, int], int]:
+    """reach(schema, defs) and the size of what it reaches, remembered per set of roots (`schema`'s $refs):
+    the tools of one resource share one walk."""
     memo = getattr(defs, "memo", None)
-    roots = frozenset(refs_in(schema))
     found = memo.get(("sized", roots)) if memo is not None else None
     if found is None:
         distance = reach(schema, defs)
-        used = {name: defs[name] for name in sorted(distance)}
-        found = (distance, used, sum(defs.size(name) for name in distance))
+        found = (distance, sum(defs.size(name) for name in distance))
         if memo is not None:
             memo["sized", roots] = found
     return found
