@@ -158,13 +158,15 @@ def targets(results: dict[str, Any], scaling: dict[str, Any] | None) -> list[tup
     if scaling:
         big = max(scaling.get("points") or [{}], key=lambda p: p.get("operations", 0))
         if big.get("seconds"):
+            load = "/".join(map(str, scaling.get("loadavg") or []))
             out.append((f"{scaling.get('spec_name', 'largest')} ({big['operations']:,} ops) generation ≤ 6 s and ≤ 400 MiB",
-                        f"{spread(big.get('wall'), '{:.2f}')} s, {big.get('peak_mib', 0):.0f} MiB",
+                        f"{spread(big.get('wall'), '{:.2f}')} s wall, {num(big.get('cpu_seconds'), '{:.2f}')} s CPU, "
+                        f"{big.get('peak_mib', 0):.0f} MiB (bench/gen_scaling.py, load average {load})",
                         big["seconds"] <= 6 and big.get("peak_mib", 0) <= 400))
         fit = scaling.get("fit") or {}
         if fit:
             out.append(("generation grows linearly (10 → 11,000 ops)",
-                        f"seconds = {fit['intercept']:.3f} + {fit['slope_ms']:.3f} ms × ops, R² = {fit['r2']:.3f}",
+                        f"CPU seconds = {fit['intercept']:.2f} + {fit['slope_ms']:.3f} ms × operations, R² = {fit['r2']:.3f}",
                         fit["r2"] >= 0.95))
     return out
 
@@ -189,7 +191,7 @@ def scaling_table(scaling: dict[str, Any]) -> str:
                      f"{num(p.get('cpu_seconds'), '{:.2f}')} | {num(p.get('peak_mib'))} |")
     fit = scaling.get("fit")
     if fit:
-        lines += ["", f"Least-squares fit: seconds = {fit['intercept']:.3f} + {fit['slope_ms']:.4f} ms × operations, "
+        lines += ["", f"Least-squares fit: CPU seconds = {fit['intercept']:.3f} + {fit['slope_ms']:.4f} ms × operations, "
                   f"R² = {fit['r2']:.4f} (CPU seconds; residuals within {fit['max_residual']:.2f} s)."]
     return "\n".join(lines)
 
