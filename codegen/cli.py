@@ -19,15 +19,19 @@ from typer.core import TyperGroup
 
 from . import __version__, options
 from .emit.clients import client_setup, format_snippets
+from .emit.variables import environment_summary
 from .config import Config
 from .configfile import build_config, found_notice
-from .options import CONFIG_HELP
+from .options import CONFIG_HELP, OVERLAY_HELP, STRICT_HELP
 from .surface.diff import diff_tools, tool_summary
+from .surface.profiles.check import check_file, summarize
+from .surface.results import pagination_lines
 from .emit.escape import safe_url
 from .pipeline import Result, analyze, generate
 from .problems import Level, Problem, has_errors, sort_key
 from .emit.render import describe_templates, slug
-from .emit.write import check, write
+from .emit.write import check, remote_spec_change, write
+from .surface.report import build_report
 
 MAX_WARNINGS = 30  # printed without --verbose
 
@@ -90,6 +94,11 @@ def generate_command(
     ref_root: options.RefRoot = None,
     allow_remote_refs: options.AllowRemoteRefs = False,
     max_spec_mb: options.MaxSpecMb = None,
+    overlays: options.Overlays = None,
+    strict: options.Strict = None,
+    clients: options.Clients = None,
+    surface: options.Surface = None,
+    pins: options.Pins = None,
     quiet: options.Quiet = False,
     verbose: options.Verbose = False,
 ) -> None:
@@ -115,6 +124,11 @@ def generate_command(
         "ref_root": ref_root,
         "allow_remote_refs": allow_remote_refs or None,
         "max_spec_mb": max_spec_mb,
+        "overlays": tuple(overlays) if overlays else None,
+        "strict": strict,
+        "clients": tuple(clients) if clients else None,
+        "surface": surface,
+        "pin": tuple(pins) if pins else None,
     }
     config = _config(spec, flags, tuple(rules or ()), config_file)
     notice = found_notice(config, config_file)
@@ -123,13 +137,17 @@ def generate_command(
     elif config.config_file is not None and not quiet:
         typer.echo(f"… settings from {config.config_file}", err=True)
     result = generate(config, _progress(quiet, verbose))
+    _strict(config, result.problems)
     _print_problems(result.problems, quiet=quiet, verbose=verbose)
+    if verbose and not quiet:
+        for line in pagination_lines(result.tools):
+            typer.echo(line, err=True)
     if not result.files or result.project is None:
         typer.echo("error: nothing was generated", err=True)
         raise typer.Exit(1)
     out = config.output or Path(slug(result.api.title if result.api else result.project.dist))
     if config.check:
-        raise typer.Exit(_check(out, result))
+        raise typer.Exit(_check(out, result, config.clients))
     failures = write(out, result.files, config.force)
     if failures:
         _print_problems(failures, quiet=quiet, verbose=True)
@@ -150,17 +168,26 @@ def _progress(quiet: bool, verbose: bool) -> Callable[[str], None]:
     return progress
 
 
-def _check(out: Path, result: Result) -> int:
-    """--check: compare the folder with what would be generated; the exit code (1: stale)."""
+def _check(out: Path, result: Result, clients: tuple[str, ...]) -> int:
+    """--check: compare the folder with what would be generated, and its tools.json with the named clients'
+    rules; the exit code (1: stale or breaking a client's rules)."""
     assert result.project is not None
     report = check(out, result.files)
     typer.echo(f"{out}: {report.summary()}", err=report.stale)
     tools_file = f"src/{result.project.package}/tools.json"
     if tools_file in report.changed:
         typer.echo(tool_summary(out / tools_file, result.files[tools_file]), err=True)
+    remote = remote_spec_change(out, result.files) if report.stale else None
+    if remote:
+        typer.echo(remote, err=True)
     if report.stale:
         typer.echo(f"{out} is stale: regenerate it (the same command without --check) and commit the result", err=True)
-    return 1 if report.stale else 0
+    violations = check_file(out / tools_file, clients, result.project.dist)
+    _print_problems([v.problem() for v in violations], quiet=False, verbose=False)
+    if violations:
+        counts = ", ".join(f"{client} {count}" for client, count in summarize(violations).items())
+        typer.echo(f"{out}/{tools_file} breaks the rules of: {counts} (docs/clients.md)", err=True)
+    return 1 if report.stale or violations else 0
 
 
 def _config(spec: str, flags: dict[str, Any], rules: tuple[str, ...], explicit: Path | None) -> Config:
@@ -171,6 +198,15 @@ def _config(spec: str, flags: dict[str, Any], rules: tuple[str, ...], explicit: 
         typer.echo("error: fix the configuration (exit code 2)", err=True)
         raise typer.Exit(2)
     return config
+
+
+def _strict(config: Config, problems: Any) -> None:
+    """--strict: any warning stops the run with exit code 2, after listing every problem as an error."""
+    warnings = sum(p.level is Level.WARNING for p in problems)
+    if config.strict and warnings:
+        _print_problems([replace(p, level=Level.ERROR) for p in problems], quiet=False, verbose=True)
+        typer.echo(f"error: --strict: {warnings} warnings are errors (exit code 2)", err=True)
+        raise typer.Exit(2)
 
 
 def _print_problems(problems: Any, *, quiet: bool, verbose: bool) -> None:
@@ -195,11 +231,14 @@ def _print_done(result: Result, out: Path, config: Config) -> None:
     skipped = f", {errors} skipped" if has_errors(result.problems) else ""
     typer.echo(
         f"generated {len(result.tools)} tools{skipped} into {out}/ ({warnings} warnings)\n"
+        f"  surface: {result.surface.name}: tools/list has {result.surface.listed} tools, "
+        f"{result.surface.tokens:,} tokens (cl100k)\n"
         f"  install: pip install {out if out.is_absolute() else f'./{out}'}\n"
         f"  run:     {result.project.dist}   (stdio; --transport http for streamable HTTP)\n"
         f"  docker:  docker build -t {result.project.dist} {out}  (serves HTTP on port 8000)\n",
         err=True,
     )
+    typer.echo(environment_summary(result), err=True)
     base_url = config.base_url or (safe_url(result.api.servers[0]) if result.api and result.api.servers else None)
     typer.echo("Client setup (also in the generated README.md):\n", err=True)
     typer.echo(format_snippets(client_setup(result.project, base_url)))
@@ -221,6 +260,10 @@ def diff_command(
     config_file: Annotated[
         Path | None, typer.Option("--config", help=CONFIG_HELP + " Found next to NEW.", dir_okay=False)
     ] = None,
+    overlays: Annotated[
+        list[str] | None, typer.Option("--overlay", help=OVERLAY_HELP + " Both specs get them.")
+    ] = None,
+    strict: Annotated[bool | None, typer.Option("--strict/--no-strict", help=STRICT_HELP)] = None,
 ) -> None:
     """Report how the tools change from OLD to NEW: added, removed, renamed tools; arguments added,
     removed, retyped, enum values removed; annotations and output shape changed.
@@ -229,13 +272,15 @@ def diff_command(
     in what a generated server would serve. Exit codes: 0 no breaking change (or --no-fail), 1 breaking
     changes, 2 a spec could not be read or the configuration is invalid.
     """
-    config = _config(new, {"deprecated": deprecated, "validate": False}, tuple(rules or ()), config_file)
+    flags = {"deprecated": deprecated, "validate": False, "overlays": tuple(overlays) if overlays else None}
+    config = _config(new, {**flags, "strict": strict}, tuple(rules or ()), config_file)
     notice = found_notice(config, config_file)
     if notice is not None:
         typer.echo(notice, err=True)
     surfaces = []
     for spec in (old, new):
         api, tools, problems = analyze(replace(config, spec=spec))
+        _strict(config, problems)
         # a side with no tools left (all excluded, or none) is an empty surface, not a failure
         errors = [p for p in problems if p.level is Level.ERROR and p.pointer != "/paths"]
         if api is None:
@@ -249,10 +294,62 @@ def diff_command(
     if output_format == "json":
         typer.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     elif output_format == "markdown":
-        typer.echo(report.to_markdown(), nl=False)
+        typer.echo(build_report(surfaces[0], surfaces[1]).to_markdown(), nl=False)
     else:
         typer.echo(report.to_text(), nl=False)
     raise typer.Exit(1 if fail and report.breaking else 0)
+
+
+@app.command("ci")
+def ci_command(
+    spec: Annotated[
+        str | None,
+        typer.Option(
+            "--spec",
+            help="OpenAPI document (path or URL). Default: input `spec`, else the config file's `spec` / [[servers]].",
+        ),
+    ] = None,
+    output: Annotated[
+        str | None, typer.Option("-o", "--output", help="The generated package's folder (input `output`).")
+    ] = None,
+    config_file: Annotated[str | None, typer.Option("--config", help="Config file (input `config`).")] = None,
+    overlays: Annotated[
+        list[str] | None, typer.Option("--overlay", help="Overlay file, repeatable (input `overlays`).")
+    ] = None,
+    args: Annotated[
+        str | None,
+        typer.Option(
+            "--args", help="Extra generate flags, one string (input `args`): '--compact --rule \"exclude tag=admin\"'."
+        ),
+    ] = None,
+    mode: Annotated[
+        str | None,
+        typer.Option("--mode", help="check (default: fail when the package is stale) or generate (write it)."),
+    ] = None,
+    base_ref: Annotated[
+        str | None,
+        typer.Option(
+            "--base-ref",
+            help="Compare the tool surface with the package at this commit. Default: the pull request's base.",
+        ),
+    ] = None,
+    comment: Annotated[
+        bool | None,
+        typer.Option("--comment/--no-comment", help="Comment the report on the pull request. Default: yes."),
+    ] = None,
+) -> None:
+    """Generate or check in CI, and report the tool-surface change (job summary, pull-request comment, outputs).
+
+    Reads the GitHub Action's inputs from INPUT_<NAME> variables and the run from GITHUB_* variables; flags win.
+    See docs/ci.md. Exit codes: 0 done, 1 stale (check mode) or nothing generated, 2 bad inputs or --strict.
+    """
+    import os
+
+    from .ci.command import main as ci_main
+
+    flags: dict[str, Any] = {"spec": spec, "output": output, "config": config_file, "args": args, "mode": mode}
+    flags |= {"overlays": tuple(overlays or ()), "base_ref": base_ref, "comment": comment}
+    raise typer.Exit(ci_main(flags, dict(os.environ), Path.cwd()))
 
 
 @app.command("templates")

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from .spec.model import Security
+
 Action = Literal["include", "exclude"]
 ANNOTATION_KEYS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 DEFAULT_TIMEOUT = 30.0
@@ -54,6 +56,8 @@ class Override:
     annotations: tuple[tuple[str, Any], ...] = ()  # sorted (key, value) pairs
     exclude: bool | None = None
     source: str = ""
+    security: Security | None = None  # replaces the operation's security requirements
+    result_tokens: int | None = None  # this tool's result budget in tokens (0: none); None: the server's
 
     def annotation_map(self) -> Mapping[str, Any]:
         return dict(self.annotations)
@@ -77,7 +81,14 @@ class Config:
     rules: tuple[Rule, ...] = ()  # include/exclude rules, first match wins
     unmatched: Action = "include"  # what happens to an operation no rule matches
     overrides: tuple[Override, ...] = ()  # per-operation name/title/description/annotations
+    security_schemes: tuple[tuple[str, str], ...] = ()  # added/replaced schemes: (key, the scheme as JSON text)
+    security: Security | None = None  # replaces the spec's root (default) security requirements
     config_file: Path | None = None  # the file the settings came from, if any
     ref_root: Path | None = None  # local $refs may read below this folder (default: the spec's folder); flag only
     allow_remote_refs: bool = False  # fetch http(s) $refs on any origin; flag only
     max_spec_mb: float = 50  # bytes one spec document may have, in MB
+    overlays: tuple[str, ...] = ()  # OpenAPI Overlay files (or URLs), applied in order after loading
+    strict: bool = False  # every warning is an error (exit code 2)
+    clients: tuple[str, ...] = ("portable",)  # client profiles whose rules the tools must meet (surface/profiles)
+    surface: Literal["tools", "discovery", "auto"] = "auto"  # auto: tools when the API fits, else discovery
+    pin: tuple[str, ...] = ()  # globs (tool name, operationId, "METHOD /path"): listed next to discovery

@@ -10,6 +10,7 @@ the key (`pyproject.toml#/tool/mcp-codegen/rules/0/tags`); unknown keys are erro
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from collections.abc import Mapping
@@ -18,8 +19,10 @@ from typing import Any, cast
 from urllib.parse import urlparse
 
 from .config import ANNOTATION_KEYS, Action, Config, Override, Rule
-from .spec.model import METHODS
+from .spec.model import METHODS, Security
+from .surface.profiles.rules import CLIENTS
 from .problems import Problem, error, join
+from .spec.declared_security import requirement_problems, scheme_problems, to_security
 
 CONFIG_NAME = "mcp-codegen.toml"
 TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
@@ -35,11 +38,20 @@ TOP_KEYS = (
     "output-depth",
     "input-budget",
     "compact",
+    "client",
+    "surface",
+    "pin",
     "rules",
     "overrides",
+    "security-schemes",
+    "security",
+    "overlays",
+    "strict",
+    "spec",  # read by `mcp-codegen ci` (codegen/ci/servers.py), with `servers`
+    "servers",
 )
 RULE_KEYS = ("action", "tags", "paths", "methods", "operations")
-OVERRIDE_KEYS = ("name", "title", "description", "annotations", "exclude")
+OVERRIDE_KEYS = ("name", "title", "description", "annotations", "exclude", "security", "result_tokens")
 RULE_FLAG_KEYS = {"tag": "tags", "path": "paths", "method": "methods", "op": "operations"} | {
     key: key for key in RULE_KEYS[1:]
 }  # the file's plural keys work in --rule too
@@ -87,10 +99,16 @@ def build_config(
             problems.append(problem)
         elif rule is not None:
             cli_rules.append(rule)
+    for client in flags.get("clients") or ():
+        if client not in CLIENTS:
+            problems.append(error(f"--client {client!r}: must be one of {', '.join(CLIENTS)}"))
     if problems:
         return None, problems
+    file_overlays = values.get("overlays", ())
     values.update({key: value for key, value in flags.items() if value is not None})
     values["rules"] = (*cli_rules, *values.get("rules", ()))
+    if flags.get("overlays"):  # the file's overlays apply first, then --overlay flags (later ones win)
+        values["overlays"] = (*file_overlays, *flags["overlays"])
     return Config(spec=spec, **values), []
 
 
@@ -183,7 +201,10 @@ class _Reader:
             text = self.typed(data, key, str, "a string", pointer)
             if text is not None:
                 values[field] = text
-        for key in ("validate", "deprecated", "compact"):
+        overlays = self.strings(data, "overlays", pointer)
+        if overlays:
+            values["overlays"] = tuple(str(self.folder / o) if "://" not in o else o for o in overlays)
+        for key in ("validate", "deprecated", "compact", "strict"):
             flag = self.typed(data, key, bool, "true or false", pointer)
             if flag is not None:
                 values[key] = flag
@@ -201,12 +222,28 @@ class _Reader:
                 values["timeout"] = float(timeout)
             else:
                 self.fail(f"'timeout' must be positive, got {timeout!r}", join(pointer, "timeout"))
+        surface = self.typed(data, "surface", str, "'tools', 'discovery' or 'auto'", pointer)
+        if surface is not None:
+            if surface in ("tools", "discovery", "auto"):
+                values["surface"] = surface
+            else:
+                self.fail(
+                    f"'surface' must be 'tools', 'discovery' or 'auto', got {surface!r}", join(pointer, "surface")
+                )
+        if "pin" in data:
+            values["pin"] = self.strings(data, "pin", pointer)
         unmatched = self.typed(data, "unmatched", str, "'include' or 'exclude'", pointer)
         if unmatched is not None:
             if unmatched in ("include", "exclude"):
                 values["unmatched"] = unmatched
             else:
                 self.fail(f"'unmatched' must be 'include' or 'exclude', got {unmatched!r}", join(pointer, "unmatched"))
+        clients = self.strings(data, "client", pointer)
+        for client in clients:
+            if client not in CLIENTS:
+                self.fail(f"'client' {client!r} must be one of {', '.join(CLIENTS)}", join(pointer, "client"))
+        if clients:
+            values["clients"] = tuple(dict.fromkeys(clients))
         rules = self.typed(data, "rules", list, "an array of tables ([[tool.mcp-codegen.rules]])", pointer)
         if rules is not None:
             values["rules"] = tuple(
@@ -218,7 +255,36 @@ class _Reader:
                 self.override(key, node, join(pointer, "overrides", key)) for key, node in sorted(overrides.items())
             )
             values["overrides"] = tuple(o for o in found if o is not None)
+        values.update(self.security(data, pointer))
         return values
+
+    def security(self, data: Mapping[str, Any], pointer: str) -> dict[str, Any]:
+        """`security-schemes` and `security` (checked like the spec's x-mcp-security-schemes / x-mcp-security)."""
+        values: dict[str, Any] = {}
+        schemes = self.typed(data, "security-schemes", dict, "a table of scheme key -> scheme table", pointer)
+        if schemes is not None:
+            found = [
+                p
+                for key in sorted(schemes)
+                for p in scheme_problems(schemes[key], join(pointer, "security-schemes", key))
+            ]
+            for message, where in found:
+                self.fail(message, where)
+            if not found:
+                values["security_schemes"] = tuple(
+                    (key, json.dumps(schemes[key], sort_keys=True)) for key in sorted(schemes)
+                )
+        if "security" in data:
+            requirements = self.requirements(data["security"], join(pointer, "security"))
+            if requirements is not None:
+                values["security"] = requirements
+        return values
+
+    def requirements(self, node: Any, pointer: str) -> Security | None:
+        found = requirement_problems(node, pointer)
+        for message, where in found:
+            self.fail(message, where)
+        return None if found else to_security(node)
 
     def rule(self, node: Any, pointer: str) -> Rule | None:
         if not isinstance(node, dict):
@@ -259,6 +325,9 @@ class _Reader:
         title = self.typed(node, "title", str, "a string", pointer)
         description = self.typed(node, "description", str, "a string", pointer)
         exclude = self.typed(node, "exclude", bool, "true or false", pointer)
+        tokens = self.typed(node, "result_tokens", int, "a whole number of tokens", pointer)
+        if tokens is not None and tokens < 0:
+            self.fail("result_tokens must be a whole number of tokens (0: no budget)", join(pointer, "result_tokens"))
         annotations = self.typed(node, "annotations", dict, "a table", pointer) or {}
         self.keys(annotations, ANNOTATION_KEYS, join(pointer, "annotations"))
         for hint, value in annotations.items():
@@ -268,10 +337,19 @@ class _Reader:
                     f"annotation {hint!r} must be {'a string' if expected is str else 'true or false'}",
                     join(pointer, "annotations", hint),
                 )
+        security = self.requirements(node["security"], join(pointer, "security")) if "security" in node else None
         if len(self.problems) > errors:
             return None
         return Override(
-            key, name, title, description, tuple(sorted(annotations.items())), exclude, f"{self.source}#{pointer}"
+            key,
+            name,
+            title,
+            description,
+            tuple(sorted(annotations.items())),
+            exclude,
+            f"{self.source}#{pointer}",
+            security,
+            tokens,
         )
 
 

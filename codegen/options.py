@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 import typer
 
 CONFIG_HELP = "Config file: a pyproject.toml (\\[tool.mcp-codegen]) or a mcp-codegen.toml. Default: mcp-codegen.toml next to the spec, else ./pyproject.toml if it has \\[tool.mcp-codegen]."
+OVERLAY_HELP = "OpenAPI Overlay (1.0/1.1) file or URL, repeatable, applied in order after the config file's `overlays`."
+STRICT_HELP = "Every warning is an error: list them all and exit 2. Default: off (config key `strict`)."
 
 Spec = Annotated[str, typer.Argument(help="OpenAPI document: a file path or an http(s) URL, YAML or JSON.")]
 Output = Annotated[
@@ -105,7 +107,7 @@ Compact = Annotated[
     bool | None,
     typer.Option(
         "--compact/--no-compact",
-        help="Smallest tools/list: no output schemas, short tool descriptions, no link URLs. Default: off.",
+        help="Smallest tools/list: no output schemas, short tool descriptions. Default: off.",
     ),
 ]
 RefRoot = Annotated[
@@ -127,6 +129,35 @@ AllowRemoteRefs = Annotated[
 MaxSpecMb = Annotated[
     float | None,
     typer.Option("--max-spec-mb", min=0.001, help="Largest spec document read, in MB. Default: 50."),
+]
+Overlays = Annotated[list[str] | None, typer.Option("--overlay", help=OVERLAY_HELP)]
+Strict = Annotated[bool | None, typer.Option("--strict/--no-strict", help=STRICT_HELP)]
+Clients = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--client",
+        help="Make the tools fit this client, repeatable (several: all of their rules): claude, openai, gemini, "
+        "cursor, vscode or portable (names and schemas every client takes, losing nothing). Lossy changes "
+        "(OpenAI strict mode, Gemini's schema subset, Cursor's name length) apply only to the clients named. "
+        "The result is checked against each client's rules. Default: portable. See docs/clients.md.",
+    ),
+]
+Surface = Annotated[
+    Literal["tools", "discovery", "auto"] | None,
+    typer.Option(
+        "--surface",
+        help="tools: one tool per operation; discovery: search_tools, describe_tool, call_tool, "
+        "call_read_only_tool (the server can switch with --surface); auto: tools when the API has at most "
+        "40 tools and a tools/list of at most 20k tokens, else discovery. Default: auto.",
+    ),
+]
+Pins = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--pin",
+        help="Discovery surface: also list these tools directly (glob on tool name, operationId or "
+        "'METHOD /path'; repeatable; the spec's x-mcp-pin: true does the same).",
+    ),
 ]
 Quiet = Annotated[bool, typer.Option("-q", "--quiet", help="Print errors only.")]
 Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="Print every warning and the time of each stage.")]

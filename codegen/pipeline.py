@@ -24,12 +24,20 @@ from .spec.normalize import normalize
 from .problems import Problem, error, has_errors
 from .spec.refs import Resolver
 from .emit.render import Project, render, slug
+from .surface.listing import fit_listing
 from .surface.select import apply_overrides, select_operations
 from .surface.plans import ToolSpec
+from .surface.results import config_result_tokens
 from .surface.tools import map_tools
+from .surface.profiles import apply_profiles, tool_cap
+from .surface.profiles.check import check_tools
 from .spec.upgrade import PointerMap, is_swagger2, upgrade
 from .spec.validate import validate
 from .emit.write import with_manifest
+from .spec.declared_security import overlay as overlay_security
+from .spec.overlay import apply_overlays
+from .surface.discovery import Surface, choose
+from .surface.tokens import wire
 
 
 @dataclass(frozen=True)
@@ -39,6 +47,7 @@ class Result:
     api: Api | None = None
     tools: tuple[ToolSpec, ...] = ()
     project: Project | None = None
+    surface: Surface = Surface("tools", 0, 0)  # what the package lists, and what that costs
 
 
 Progress = Callable[[str], None]
@@ -59,14 +68,26 @@ def _quiet(_: str) -> None:
     pass
 
 
-def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, list[ToolSpec], list[Problem]]:
-    """The spec's tools, without rendering: load, validate, normalize, select, map, override."""
+def analyze(
+    config: Config, progress: Progress = _quiet, source: dict[str, str] | None = None
+) -> tuple[Api | None, list[ToolSpec], list[Problem]]:
+    """The spec's tools, without rendering: load, validate, normalize, select, map, override.
+
+    `source`, when given, receives the URL and SHA-256 of a spec fetched from a URL (for the manifest)."""
     progress(f"loading {config.spec}")
-    documents, problems = open_documents(
-        config.spec, ReadPolicy(config.ref_root, config.allow_remote_refs, int(config.max_spec_mb * MB))
-    )
+    policy = ReadPolicy(config.ref_root, config.allow_remote_refs, int(config.max_spec_mb * MB))
+    documents, problems = open_documents(config.spec, policy)
     if documents is None:
         return None, [], problems
+    if source is not None and documents.root_sha256:
+        source.update(url=config.spec, sha256=documents.root_sha256)
+    if config.overlays:
+        progress(f"applying {len(config.overlays)} overlay(s)")
+        overlaid, found = apply_overlays(documents, config.overlays, policy)
+        problems += found
+        if overlaid is None:
+            return None, [], problems
+        documents = overlaid
     original = documents
 
     def validated() -> list[Problem]:
@@ -86,6 +107,8 @@ def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, li
         document = documents.root
         problems += found
     resolver = Resolver(documents)
+    document, found = overlay_security(document, config)
+    problems += found
 
     def here(found: list[Problem]) -> list[Problem]:
         """Problems found in the upgraded document, pointed back into the Swagger 2.0 one."""
@@ -110,6 +133,12 @@ def analyze(config: Config, progress: Progress = _quiet) -> tuple[Api | None, li
     problems += here(found)
     tools, found = apply_overrides(tools, config, resolver)
     problems += here(found)
+    tools = config_result_tokens(tools, config)
+    if tools:  # client profiles (surface/profiles): names and schemas every named client accepts, then checked
+        tools, found = apply_profiles(tools, config.clients, project_for(config, api).dist)
+        problems += found
+    tools, found = fit_listing(tools)
+    problems += found
     problems += documents.problems() + validated()  # the $refs that could not be read, each at its site
     if not tools and found_operations and not api.operations:
         problems.append(
@@ -137,16 +166,33 @@ def _no_collection() -> Iterator[None]:
             gc.enable()
 
 
+def project_for(config: Config, api: Api) -> Project:
+    """The generated package's names: --name, else the output folder's name, else the API title's slug."""
+    output_name = config.output.name if config.output is not None else slug(api.title)
+    return Project.from_name(config.name or output_name)
+
+
 def generate(config: Config, progress: Progress = _quiet) -> Result:
+    source: dict[str, str] = {}
     with _no_collection():
-        api, tools, problems = analyze(config, progress)
+        api, tools, problems = analyze(config, progress, source)
     if api is None or not tools:
         return Result(problems=tuple(problems), api=api)
-    output_name = config.output.name if config.output is not None else slug(api.title)
-    project = Project.from_name(config.name or output_name)
+    project = project_for(config, api)
     base_url = config.base_url or (safe_url(api.servers[0]) if api.servers else None)
     progress(f"rendering {project.dist}")
-    extra = {"default_timeout": config.timeout, "clients": client_setup(project, base_url)}
+    progress(f"choosing the surface ({config.surface})")
+    cap = tool_cap(config.clients)
+    surface, found = choose(tools, config.surface, config.pin, api.title, cap)
+    problems += found
+    if cap is not None and surface.listed > cap:  # only `--surface tools` can get here: auto switches
+        listed = [tool.to_json() for tool in tools]
+        problems += [v.problem() for v in check_tools(listed, config.clients, project.dist) if not v.pointer]
+    extra = {
+        "default_timeout": config.timeout,
+        "clients": client_setup(project, base_url),
+        "discovery": _discovery_context(surface, config.surface),
+    }
     with _no_collection():  # not around black, whose syntax trees are cyclic garbage
         files, found = render(api, tools, project, base_url, config.templates, extra)
     problems += found
@@ -155,5 +201,20 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
         files, found = format_files(files)
         problems += found
     if has_errors(found):
-        return Result(problems=tuple(problems), api=api, tools=tuple(tools), project=project)
-    return Result(with_manifest(files, __version__), tuple(problems), api, tuple(tools), project)
+        return Result(problems=tuple(problems), api=api, tools=tuple(tools), project=project, surface=surface)
+    files = with_manifest(files, __version__, source or None)
+    return Result(files, tuple(problems), api, tuple(tools), project, surface)
+
+
+def _discovery_context(surface: Surface, requested: str) -> dict[str, Any] | None:
+    """The templates' `discovery` variable: None for a package that serves only its tools."""
+    if surface.name != "discovery":
+        return None
+    why = "generated with surface discovery" if requested == "discovery" else "auto, over 40 tools or 20k tokens"
+    return {
+        "surface": surface.name,
+        "why": why,
+        "search_json": wire(surface.index),
+        "discovery_json": wire(surface.discovery_json()),
+        "pinned": surface.pinned,
+    }

@@ -25,7 +25,10 @@ def op(operation_id: str, *tags: str, **extra: Any) -> dict[str, Any]:
 
 ZOO: dict[str, Any] = mini_spec(
     {
-        "/pets": {"get": op("listPets", "pets"), "post": op("createPet", "pets")},
+        "/pets": {
+            "get": op("listPets", "pets", description="Lists the pets.\n\nAnd what --compact leaves out."),
+            "post": op("createPet", "pets"),
+        },
         "/pets/{id}": {
             "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
             "get": op(
@@ -102,7 +105,7 @@ def test_spec_extensions_rename_retitle_describe_annotate_and_exclude(zoo: Path)
     assert "list_users" not in tools  # x-mcp-exclude: true
     assert "get_pet" not in tools
     pet = tools["fetch_pet"]
-    assert pet["title"] == pet["annotations"]["title"] == "Fetch one pet"
+    assert pet["annotations"]["title"] == "Fetch one pet" and "title" not in pet  # listed once
     assert pet["description"] == "One pet by id."
     assert pet["annotations"]["openWorldHint"] is False
     assert pet["annotations"]["readOnlyHint"] is True  # the derived hints stay
@@ -124,14 +127,10 @@ exclude = false
     tools = tools_of(config_for(zoo, toml))
     assert "fetch_pet" not in tools and "pet_by_id" in tools
     pet = tools["pet_by_id"]
-    assert pet["title"] == "Fetch one pet"  # the spec's x-mcp-title still applies where the config is silent
-    assert pet["annotations"]["openWorldHint"] is True and pet["annotations"]["idempotentHint"] is False
+    assert pet["annotations"]["title"] == "Fetch one pet"  # the spec's x-mcp-title applies where the config is silent
+    assert "openWorldHint" not in pet["annotations"] and "idempotentHint" not in pet["annotations"]  # the defaults
     adopt = tools["create_pet"]
-    assert (adopt["title"], adopt["annotations"]["title"], adopt["description"]) == (
-        "Adopt a pet",
-        "Adopt a pet",
-        "Adds a pet.",
-    )
+    assert (adopt["annotations"]["title"], adopt["description"]) == ("Adopt a pet", "Adds a pet.")
     assert "list_users" in tools  # the config un-excludes what the spec excluded
 
 
@@ -286,7 +285,7 @@ def test_templates_folder_overrides_a_builtin_template_by_file_name(zoo: Path, t
     result = run(zoo, "-o", out, "--templates", templates, "-q")
     assert result.returncode == 0, result.stderr
     readme = (out / "README.md").read_text()
-    assert readme.startswith("# custom\n\n- admin_stats: Admin stats\n")
+    assert readme.startswith("# custom\n\n- admin_stats: List admin stats\n")
     assert "- fetch_pet: Fetch one pet\n" in readme
     assert "def build_server" in (out / "src" / "custom" / "server.py").read_text()  # the rest is built in
     # a template that uses an unknown variable is an error naming the template, and nothing is written

@@ -40,7 +40,7 @@ def test_breaking_pair_reports_every_kind_and_exits_1() -> None:
         ("ping", "tool-removed", True),
         ("fetch_order", "tool-renamed", True),  # same GET /orders/{id}, new operationId
         ("list_orders", "argument-added", True),  # `region`, required
-        ("list_orders", "argument-removed", True),  # `cursor`
+        ("list_orders", "argument-removed", True),  # `cursor`; and `max_items`, `max_pages` (no pagination left)
         ("list_orders", "argument-retyped", True),  # `limit` integer -> string
         ("list_orders", "enum-values-removed", True),  # `status` lost "cancelled"
         ("list_orders", "output-property-removed", True),  # `next`
@@ -48,7 +48,7 @@ def test_breaking_pair_reports_every_kind_and_exits_1() -> None:
         ("archive_order", "annotation-changed", True),  # destructiveHint false -> true
         ("create_order", "argument-added", False),  # `note`, optional
     }
-    assert report["breaking"] == 10
+    assert report["breaking"] == 12
     details = {(c["kind"], c["tool"]): c["details"] for c in report["changes"]}
     assert details[("tool-renamed", "fetch_order")] == {"old": "get_order", "new": "fetch_order"}
     assert details[("enum-values-removed", "list_orders")] == {"argument": "status", "values": ["cancelled"]}
@@ -64,7 +64,7 @@ def test_breaking_pair_reports_every_kind_and_exits_1() -> None:
 
 def test_no_fail_flag_reports_but_exits_0() -> None:
     code, report = diff_json(BREAKING / "old.yaml", BREAKING / "new.yaml", "--no-fail")
-    assert code == 0 and report["breaking"] == 10
+    assert code == 0 and report["breaking"] == 12
 
 
 def test_compatible_pair_exits_0() -> None:
@@ -84,14 +84,18 @@ def test_text_and_markdown_formats() -> None:
     text = run("diff", BREAKING / "old.yaml", BREAKING / "new.yaml")  # text is the default
     assert text.returncode == 1
     lines = text.stdout.splitlines()
-    assert lines[0] == "6 tools -> 5 tools: 10 breaking, 1 other changes"
+    assert lines[0] == "6 tools -> 5 tools: 12 breaking, 1 other changes"
     assert "BREAKING fetch_order: renamed from get_order (GET /orders/{id})" in lines
     assert 'BREAKING list_orders: argument status no longer accepts "cancelled"' in lines
     assert "change   create_order: optional argument note added" in lines
     markdown = run("diff", BREAKING / "old.yaml", BREAKING / "new.yaml", "--format", "markdown")
-    assert markdown.stdout.startswith("## MCP tool surface: 10 breaking, 1 other changes\n")
-    assert "### Breaking\n\n- `archive_order`: `destructiveHint` changed from `false` to `true`\n" in markdown.stdout
-    assert "### Other changes\n\n- `create_order`: optional argument `note` added\n" in markdown.stdout
+    assert markdown.stdout.startswith("## MCP tool surface: 12 breaking, 1 other changes\n")
+    assert "### Breaking changes (12)\n\n- `archive_order`: `destructiveHint` changed from `false` to `true` — " in (
+        markdown.stdout
+    )
+    assert "| tools | 6 | 5 | -1 (-16.7%) |\n" in markdown.stdout
+    assert "| tools/list tokens (cl100k) | " in markdown.stdout
+    assert "### Argument changes (1)\n\n- `create_order`: optional argument `note` added\n" in markdown.stdout
 
 
 def test_same_spec_has_no_changes() -> None:

@@ -5,6 +5,7 @@ and a JSON pointer, never a traceback, and quickly."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import shutil
 import subprocess
@@ -112,6 +113,21 @@ def test_nesting_within_the_limit_generates(tmp_path: Path) -> None:
     spec = write_spec(tmp_path, one_operation(schema))
     tools, errors = analyzed(spec)
     assert not errors and tools["post_x"]["properties"]
+
+
+def test_lone_surrogates_in_a_json_spec_are_replaced_not_a_crash(tmp_path: Path) -> None:
+    """JSON can escape a lone surrogate (`\\ud800`), which no UTF-8 file can hold: it becomes U+FFFD."""
+    spec = tmp_path / "spec.json"
+    spec.write_text(
+        '{"openapi": "3.0.3", "info": {"title": "S\\ud800", "version": "1\\udc00"}, "paths": {"/x": {"get": {'
+        '"operationId": "get\\ud800X", "summary": "s\\udfff", "parameters": [{"name": "a\\ud800", "in": "query",'
+        ' "schema": {"type": "string"}}], "responses": {"200": {"description": "ok"}}}}}}',
+        encoding="utf-8",
+    )
+    code, stderr, _ = run_cli(spec, "-o", tmp_path / "out", cwd=tmp_path)
+    assert code == 0, stderr
+    tools = json.loads((tmp_path / "out" / "src" / "out" / "tools.json").read_text(encoding="utf-8"))
+    assert tools[0]["annotations"]["title"].endswith("s\ufffd")  # the summary, verb-first
 
 
 def test_huge_file_is_refused_before_reading(tmp_path: Path) -> None:

@@ -49,7 +49,7 @@ def test_petstore_tools_are_valid_and_annotated() -> None:
         "openWorldHint": True,
     }
     assert get_pet.input_schema["required"] == ["petId"]
-    assert "GET /pet/{petId}" in get_pet.description and "404 Pet not found" in get_pet.description
+    assert get_pet.description == "Returns a single pet\n\nErrors: 400 Invalid ID supplied; 404 Pet not found."
     assert by_name["delete_pet"].annotations["destructiveHint"] is True
     assert by_name["delete_pet"].annotations["idempotentHint"] is True
     assert by_name["update_pet"].annotations["idempotentHint"] is True  # PUT

@@ -23,6 +23,14 @@ def upstream() -> Iterator[Upstream]:
         yield server
 
 
+CONTROLS = ("fields", "max_items", "max_pages")  # result controls every JSON tool may take, never sent upstream
+
+
+def arguments_of(tool: dict[str, Any]) -> list[str]:
+    """The tool's arguments that reach the request (the result controls left out)."""
+    return [k for k in tool["inputSchema"]["properties"] if k not in CONTROLS]
+
+
 def _package(tmp_path_factory: pytest.TempPathFactory, fixture: str) -> GeneratedPackage:
     out = tmp_path_factory.mktemp("e2e") / fixture
     generate_into(FIXTURES / f"{fixture}.yaml", out)
@@ -205,7 +213,7 @@ def test_json_non_object_body(bodies: GeneratedPackage, upstream: Upstream) -> N
 def test_json_is_preferred_among_media_types(bodies: GeneratedPackage, upstream: Upstream) -> None:
     tool = bodies.tool("json_preferred")
     assert "application/vnd.api+json" in tool["description"] and "application/xml" in tool["description"]
-    assert list(tool["inputSchema"]["properties"]) == ["text"]  # readOnly id dropped
+    assert arguments_of(tool) == ["text"]  # readOnly id dropped
     r = send(bodies, upstream, "json_preferred", {"text": "hi"})
     assert (r.method, r.content_type, r.body) == ("PUT", "application/vnd.api+json", b'{"text":"hi"}')
 
@@ -380,7 +388,7 @@ def test_fragment_fixes_a_declared_header(pathkeys: GeneratedPackage, upstream: 
     names = sorted(t["name"] for t in pathkeys.tools)
     assert "post_x_amz_target_store_2024_get_item" in names and "post_x_amz_target_store_2024_put_item" in names
     tool = pathkeys.tool("post_x_amz_target_store_2024_get_item")
-    assert list(tool["inputSchema"]["properties"]) == ["Key"]  # the key fixes X-Amz-Target: not an argument
+    assert arguments_of(tool) == ["Key"]  # the key fixes X-Amz-Target: not an argument
     r = send(pathkeys, upstream, "post_x_amz_target_store_2024_get_item", {"Key": "k1"})
     assert (r.method, r.target) == ("POST", "/")  # the fragment itself is never sent
     assert r.header("X-Amz-Target") == "Store_2024.GetItem"
@@ -391,7 +399,7 @@ def test_fragment_fixes_a_declared_header(pathkeys: GeneratedPackage, upstream: 
 
 def test_fragment_fixes_a_declared_query_parameter(pathkeys: GeneratedPackage, upstream: Upstream) -> None:
     # required parameters that allow one value (enum, const) are sent, not asked for; an optional one stays
-    assert sorted(pathkeys.tool("list_users")["inputSchema"]["properties"]) == ["Format", "Marker"]
+    assert sorted(arguments_of(pathkeys.tool("list_users"))) == ["Format", "Marker"]
     r = send(pathkeys, upstream, "list_users", {"Marker": "m 1"})
     assert (r.method, r.path, r.query) == ("GET", "/", "Action=ListUsers&Version=2010-05-08&MaxItems=100&Marker=m%201")
     assert r.header("Action") is None
@@ -404,13 +412,13 @@ def test_fragment_naming_no_parameter_is_not_sent(pathkeys: GeneratedPackage, up
 
 
 def test_query_in_the_path_key_is_sent_first(pathkeys: GeneratedPackage, upstream: Upstream) -> None:
-    assert list(pathkeys.tool("get_photos")["inputSchema"]["properties"]) == ["photo_id"]  # `method` is fixed
+    assert arguments_of(pathkeys.tool("get_photos")) == ["photo_id"]  # `method` is fixed
     r = send(pathkeys, upstream, "get_photos", {"photo_id": "42"})
     assert (r.path, r.query) == ("/rest", "method=photos.get&format=json&photo_id=42")
     r = send(pathkeys, upstream, "alerts", {"lat": 1.5, "lon": -2, "key": "a&b"})
     assert (r.path, r.query) == ("/alerts", "lat=1.5&lon=-2&key=a%26b")
     # `?query={query}` with `query` declared as a query parameter: one argument, sent once
-    assert list(pathkeys.tool("search")["inputSchema"]["properties"]) == ["query"]
+    assert arguments_of(pathkeys.tool("search")) == ["query"]
     r = send(pathkeys, upstream, "search", {"query": "a b"})
     assert (r.path, r.query) == ("/search", "sort=new&query=a%20b")
 
@@ -418,7 +426,7 @@ def test_query_in_the_path_key_is_sent_first(pathkeys: GeneratedPackage, upstrea
 def test_single_valued_accept_and_content_type_are_fixed_headers(
     pathkeys: GeneratedPackage, upstream: Upstream
 ) -> None:
-    assert list(pathkeys.tool("get_order")["inputSchema"]["properties"]) == ["id"]
+    assert arguments_of(pathkeys.tool("get_order")) == ["id"]
     r = send(pathkeys, upstream, "get_order", {"id": "o1"})
     assert (r.method, r.target, r.body) == ("GET", "/orders/o1", b"")
     assert r.header("Accept") == "application/json"  # the parameter's default: the responses name no media type

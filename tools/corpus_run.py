@@ -4,6 +4,7 @@
     tools/corpus-run --validate off --shuffle full --jsonl corpus.jsonl --json corpus.json   # the whole corpus
     tools/corpus-run path/to/spec.json other.yaml              # explicit documents
     tools/corpus-run --calls --max-ops 30 --sample 30 --seed calls   # call tools against a Prism mock (--calls)
+    tools/corpus-run --own-tests --set examples               # also run each package's own per-tool tests
 
 For each spec, in a worker process: codegen.pipeline.generate (in-process) + codegen.emit.write.write into a temporary
 folder; then the generated server runs as a subprocess over stdio (this Python, PYTHONPATH=<out>/src,
@@ -65,6 +66,7 @@ class Outcome:
     problem_kinds: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     calls: dict[str, Any] = field(default_factory=dict)  # --calls mode
+    unbuilt: int = 0  # --own-tests: tools the package's tests found no valid sample arguments for
 
     @property
     def label(self) -> str:
@@ -328,7 +330,8 @@ async def list_over_stdio(out: Path, package: str, timeout: float) -> tuple[list
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", package],
-        env={"PYTHONPATH": str(out / "src"), "PYTHONDONTWRITEBYTECODE": "1"},
+        # every tool listed, also from a package whose default is the discovery surface
+        env={"PYTHONPATH": str(out / "src"), "PYTHONDONTWRITEBYTECODE": "1", f"{package.upper()}_SURFACE": "tools"},
         cwd=str(out),
     )
     tools: list[dict[str, Any]] = []
@@ -380,6 +383,17 @@ def run_one(spec: str, options: Mapping[str, Any]) -> Outcome:
                 failures = check_tools(listed, expected)
                 if failures:
                     raise Failure(failures[0].category, "; ".join(f.detail for f in failures[:3])[:1500])
+                if options.get("own_tests"):
+                    from corpus_own_tests import OwnTestsFailed, run_own_tests  # tools/corpus_own_tests.py
+
+                    t0 = time.perf_counter()
+                    try:
+                        result.unbuilt = run_own_tests(
+                            out, options["own_tests"], float(options.get("list_timeout", 120))
+                        )
+                    except OwnTestsFailed as exc:
+                        raise Failure("own-tests-failed", str(exc)) from None
+                    result.seconds["own_tests"] = round(time.perf_counter() - t0, 2)
                 if options.get("calls"):
                     from corpus_calls import call_spec  # tools/corpus_calls.py
 
@@ -616,6 +630,8 @@ def calls_summary(calls: Iterable[Mapping[str, Any]]) -> str:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    from corpus_own_tests import SELECTION as own_tests_selection  # tools/corpus_own_tests.py
+
     parser = argparse.ArgumentParser(
         prog="corpus-run", description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -646,6 +662,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--calls", action="store_true", help="also call every tool against a Prism mock of the spec")
     parser.add_argument("--examples", type=int, default=2, help="--calls: argument sets per tool (default 2)")
     parser.add_argument("--max-tools", type=int, default=60, help="--calls: tools called per spec (default 60)")
+    parser.add_argument(
+        "--own-tests",
+        nargs="?",
+        const=own_tests_selection,
+        metavar="EXPR",
+        help="also run the generated package's own tests (a pytest -k selection; default: the per-tool tests)",
+    )
     parser.add_argument("--json", type=Path, help="write every outcome to this JSON file")
     parser.add_argument(
         "--jsonl",
@@ -672,6 +695,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "calls": args.calls,
         "examples": args.examples,
         "max_tools": args.max_tools,
+        "own_tests": args.own_tests,
         "list_timeout": args.timeout * 0.75,  # a hung listing is told apart from a slow generation
     }
     started = time.monotonic()

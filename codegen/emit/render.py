@@ -22,6 +22,7 @@ from ..problems import Problem, error
 from ..surface.plans import ToolSpec
 from .cache import cache_root
 from .escape import FILTERS
+from .variables import all_variables, scheme_base
 from .wire import handshake_lines
 
 # template file name -> generated path ({package} is the import package)
@@ -30,13 +31,20 @@ FILES: tuple[tuple[str, str], ...] = (
     ("README.md.jinja", "README.md"),
     ("Dockerfile.jinja", "Dockerfile"),
     ("dockerignore.jinja", ".dockerignore"),
+    ("env.example.jinja", ".env.example"),
     ("__init__.py.jinja", "src/{package}/__init__.py"),
     ("__main__.py.jinja", "src/{package}/__main__.py"),
     ("server.py.jinja", "src/{package}/server.py"),
     ("settings.py.jinja", "src/{package}/settings.py"),
     ("requests.py.jinja", "src/{package}/requests.py"),
+    ("restore.py.jinja", "src/{package}/restore.py"),
     ("responses.py.jinja", "src/{package}/responses.py"),
+    ("paging.py.jinja", "src/{package}/paging.py"),
+    ("shaping.py.jinja", "src/{package}/shaping.py"),
+    ("links.py.jinja", "src/{package}/links.py"),
     ("auth.py.jinja", "src/{package}/auth.py"),
+    ("oauth.py.jinja", "src/{package}/oauth.py"),
+    ("resource.py.jinja", "src/{package}/resource.py"),
     ("validation.py.jinja", "src/{package}/validation.py"),
     ("upstream.py.jinja", "src/{package}/upstream.py"),
     ("decoding.py.jinja", "src/{package}/decoding.py"),
@@ -48,6 +56,13 @@ FILES: tuple[tuple[str, str], ...] = (
     ("py.typed.jinja", "src/{package}/py.typed"),
     ("conftest.py.jinja", "tests/conftest.py"),
     ("test_server.py.jinja", "tests/test_server.py"),
+    ("test_results.py.jinja", "tests/test_results.py"),
+)
+# written only for a package that can serve the discovery surface (the `discovery` template variable)
+DISCOVERY_FILES: tuple[tuple[str, str], ...] = (
+    ("search.py.jinja", "src/{package}/search.py"),
+    ("search.json.jinja", "src/{package}/search.json"),
+    ("discovery.json.jinja", "src/{package}/discovery.json"),
 )
 
 
@@ -102,10 +117,12 @@ def render(
     )
     env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False)
     env.filters.update(FILTERS)  # the one escaping path for spec text: see emit/escape.py
-    context = {**_context(api, tools, project, default_base_url), **(extra or {})}
+    entries = [tool.to_json() for tool in tools]
+    context = {**_context(api, tools, project, default_base_url, entries), **(extra or {})}
+    context.setdefault("handshake_jsonl", _handshake(entries, context, project, api))
     files: dict[str, str] = {}
     problems: list[Problem] = []
-    for template_name, target in FILES:
+    for template_name, target in FILES + (DISCOVERY_FILES if context["discovery"] else ()):
         path = target.format(package=project.package)
         try:
             files[path] = env.get_template(template_name).render(context)
@@ -115,36 +132,52 @@ def render(
     return files, problems
 
 
-def _context(api: Api, tools: Sequence[ToolSpec], project: Project, default_base_url: str | None) -> dict[str, Any]:
-    entries = [tool.to_json() for tool in tools]
-    tools_json = _dump(entries)
+def _context(
+    api: Api,
+    tools: Sequence[ToolSpec],
+    project: Project,
+    default_base_url: str | None,
+    entries: Sequence[Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    if entries is None:
+        entries = [tool.to_json() for tool in tools]
+    schemes = security_schemes(api, tools, project)
     return {
         "generator_version": __version__,
         "project": project,
         "api": api,
         "default_base_url": default_base_url,
         "tools": tools,
-        "tools_json": tools_json,
-        # the handshake answers as the SDK serializes them (tools/list: tools.json as served)
-        "handshake_jsonl": handshake_lines(entries, project.dist, api.version, size=len(tools_json)),
+        "tools_json": _dump(entries),
         "routes_json": _dump({tool.name: tool.plan.to_json() for tool in tools}),
-        "security_schemes": security_schemes(api, tools, project),
+        "security_schemes": schemes,
+        "environment": all_variables(project.env_prefix, schemes),
+        "discovery": None,  # the pipeline sets it when the package serves the discovery surface
     }
 
 
-def env_name(prefix: str, key: str) -> str:
-    """The environment variable for a security scheme: PREFIX_KEY, upper-cased, non-alphanumerics as _."""
-    return f"{prefix}_{re.sub(r'[^A-Z0-9]', '_', key.upper())}"
+def _handshake(entries: Sequence[Mapping[str, Any]], context: Mapping[str, Any], project: Project, api: Api) -> str:
+    """handshake.jsonl: the handshake answers as the SDK serializes them for the surface the package serves
+    by default. tools: tools.json as served (keys sorted); discovery: discovery.json's four tools (in its
+    key order, as the server reads them) and the pinned tools from tools.json."""
+    discovery = context["discovery"]
+    if not discovery:
+        return handshake_lines(entries, project.dist, api.version, size=len(context["tools_json"]))
+    meta = json.loads(discovery["discovery_json"])["tools"]
+    by_name = {entry["name"]: entry for entry in entries}
+    pinned = [json.loads(_dump(by_name[name])) for name in discovery["pinned"] if name in by_name]
+    return handshake_lines([*meta, *pinned], project.dist, api.version, discovery["surface"], sort_keys=False)
 
 
 def security_schemes(api: Api, tools: Sequence[ToolSpec], project: Project) -> list[dict[str, Any]]:
     """The security schemes some tool uses, with the environment variables that hold their credentials."""
     used = {key for tool in tools for alternative in tool.plan.security for key, _ in alternative}
     schemes = []
+    taken: set[str] = set()
     for scheme in api.security_schemes:
         if scheme.key not in used:
             continue
-        base = env_name(project.env_prefix, scheme.key)
+        base = scheme_base(project.env_prefix, scheme.key, taken)  # never one of the server's own variables
         if scheme.type == "http" and scheme.scheme == "basic":
             kind, env = "basic", {"username": f"{base}_USERNAME", "password": f"{base}_PASSWORD"}
         elif scheme.type == "apiKey":
@@ -180,12 +213,15 @@ def _dump(data: Any) -> str:
 # parts included by a template above (each overridable by its path in the templates folder)
 PARTS: tuple[tuple[str, str], ...] = tuple(
     (f"server/{part}.py.jinja", "src/{package}/server.py (part)") for part in ("catalog", "dispatch", "http", "cli")
+) + (
+    ("server/discovery.py.jinja", "src/{package}/server.py (part, discovery surface)"),
+    ("tests/discovery.py.jinja", "tests/test_server.py (part, discovery surface)"),
 )
 
 
 def describe_templates() -> Mapping[str, str]:
     """Template file name -> generated path, for --help and the README."""
-    return dict(FILES + PARTS)
+    return dict(FILES + tuple((name, f"{path} (discovery surface)") for name, path in DISCOVERY_FILES) + PARTS)
 
 
 def _bytecode_cache() -> jinja2.BytecodeCache | None:

@@ -41,16 +41,22 @@ Shaper = Callable[[Any], str]  # a value -> its JSON text as the SDK writes it
 EXPONENT = re.compile(r"[:,\[]-?[0-9]+(?:\.[0-9]+)?e[+-][0-9]+[,}\]]")
 
 
-# one encoder for every value (json.dumps with options builds a new encoder per call)
-plain: Callable[[Any], str] = json.JSONEncoder(
+# one encoder for every value (json.dumps with options builds a new encoder per call): a value below the
+# models (a schema's content) keeps the key order the server reads, which the SDK keeps too
+_sorted_plain: Callable[[Any], str] = json.JSONEncoder(
     ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
-).encode  # a value below the models (a schema's content): tools.json's key order, which the SDK keeps
+).encode  # tools.json's key order (sorted): the tools surface, whose entries are built unsorted
+_input_plain: Callable[[Any], str] = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False
+).encode  # the entries' own key order: the discovery surface (discovery.json is written in input order)
 
 
-def _model(fields: Sequence[str], extra: bool, nested: Mapping[str, Shaper] | None = None) -> Shaper:
+def _model(fields: Sequence[str], extra: bool, nested: Mapping[str, Shaper] | None = None, sort: bool = True) -> Shaper:
     """A wire model's dump: declared `fields` in order (None left out), then extra keys if `extra` (in
-    tools.json's order, sorted), each value as its own model's dump or as plain JSON."""
+    the server's key order: sorted for tools.json, else as given), each value as its own model's dump or as
+    plain JSON."""
     inner = nested or {}
+    dump = _sorted_plain if sort else _input_plain
 
     def shape(data: Any) -> str:
         if not isinstance(data, dict):
@@ -59,11 +65,11 @@ def _model(fields: Sequence[str], extra: bool, nested: Mapping[str, Shaper] | No
         for name in fields:
             value = data.get(name)
             if value is not None:
-                parts.append(plain(name) + ":" + (inner[name](value) if name in inner else plain(value)))
+                parts.append(dump(name) + ":" + (inner[name](value) if name in inner else dump(value)))
         if extra:
-            for name in sorted(data):
+            for name in sorted(data) if sort else data:
                 if name not in fields and data[name] is not None:
-                    parts.append(plain(name) + ":" + plain(data[name]))
+                    parts.append(dump(name) + ":" + dump(data[name]))
         return "{" + ",".join(parts) + "}"
 
     return shape
@@ -90,31 +96,40 @@ def _object_schema(shaper: Shaper) -> Shaper:
     return shape
 
 
-_ANNOTATIONS = _model(("destructiveHint", "idempotentHint", "openWorldHint", "readOnlyHint", "title"), False)
-_HANDSHAKE_SCHEMA = _model(("$schema", "properties", "required", "type"), True)
-_HANDSHAKE_TOOL = _model(
-    ("_meta", "annotations", "description", "execution", "icons", "inputSchema", "name", "outputSchema", "title"),
-    False,
-    {
-        "annotations": _ANNOTATIONS,
-        "inputSchema": _object_schema(_HANDSHAKE_SCHEMA),
-        "outputSchema": _object_schema(_HANDSHAKE_SCHEMA),
-        "execution": _refuse("execution"),
-        "icons": _refuse("icons"),
-        "_meta": _refuse("_meta"),
-    },
-)
-_MODERN_TOOL = _model(
-    ("_meta", "annotations", "description", "icons", "inputSchema", "name", "outputSchema", "title"),
-    False,
-    {
-        "annotations": _ANNOTATIONS,
-        "inputSchema": _object_schema(_model(("$schema", "type"), True)),
-        "outputSchema": _model(("$schema",), True),
-        "icons": _refuse("icons"),
-        "_meta": _refuse("_meta"),
-    },
-)
+def _tool_models(sort: bool) -> tuple[Shaper, Shaper]:
+    """The Tool wire models' dumps: (handshake era, 2026-07-28), with extra keys in sorted or input order."""
+    annotations = _model(
+        ("destructiveHint", "idempotentHint", "openWorldHint", "readOnlyHint", "title"), False, sort=sort
+    )
+    handshake = _model(
+        ("_meta", "annotations", "description", "execution", "icons", "inputSchema", "name", "outputSchema", "title"),
+        False,
+        {
+            "annotations": annotations,
+            "inputSchema": _object_schema(_model(("$schema", "properties", "required", "type"), True, sort=sort)),
+            "outputSchema": _object_schema(_model(("$schema", "properties", "required", "type"), True, sort=sort)),
+            "execution": _refuse("execution"),
+            "icons": _refuse("icons"),
+            "_meta": _refuse("_meta"),
+        },
+        sort,
+    )
+    modern = _model(
+        ("_meta", "annotations", "description", "icons", "inputSchema", "name", "outputSchema", "title"),
+        False,
+        {
+            "annotations": annotations,
+            "inputSchema": _object_schema(_model(("$schema", "type"), True, sort=sort)),
+            "outputSchema": _model(("$schema",), True, sort=sort),
+            "icons": _refuse("icons"),
+            "_meta": _refuse("_meta"),
+        },
+        sort,
+    )
+    return handshake, modern
+
+
+TOOL_MODELS = {True: _tool_models(True), False: _tool_models(False)}
 
 
 def encode(value: Any) -> str:
@@ -135,12 +150,19 @@ def _checked(text: str) -> str:
 
 
 def handshake_lines(
-    tools: list[dict[str, Any]], name: str, version: str, surface: str = "tools", size: int = 0
+    tools: Sequence[Mapping[str, Any]],
+    name: str,
+    version: str,
+    surface: str = "tools",
+    size: int = 0,
+    sort_keys: bool = True,
 ) -> str:
     """The generated handshake.jsonl: a header line, then one result per answer the header names.
 
-    `tools`: the tools/list entries as the server's SDK path serves them (tools.json, whose keys are sorted);
-    `size`: tools.json's length (above MAX_LIST_BYTES nothing is pre-serialized)."""
+    `tools`: the tools/list entries the server's SDK path serves for `surface`; `sort_keys`: their keys are
+    served sorted (tools.json), else in the order given (discovery.json); `size`: the listing file's length
+    (above MAX_LIST_BYTES nothing is pre-serialized)."""
+    handshake_tool, modern_tool = TOOL_MODELS[sort_keys]
     server_info = {"name": name, "version": version}
     stamp = {"io.modelcontextprotocol/serverInfo": server_info}
     header: dict[str, Any] = {"format": FORMAT, "sdk": SDK, "surface": surface, "answers": []}
@@ -165,10 +187,10 @@ def handshake_lines(
                 }
             )
         )
-        answers["tools/list handshake"] = _checked('{"tools":[' + ",".join(map(_HANDSHAKE_TOOL, tools)) + "]}")
+        answers["tools/list handshake"] = _checked('{"tools":[' + ",".join(map(handshake_tool, tools)) + "]}")
         answers[f"tools/list {MODERN_VERSION}"] = _checked(
             '{"cacheScope":"private","resultType":"complete","tools":['
-            + ",".join(map(_MODERN_TOOL, tools))
+            + ",".join(map(modern_tool, tools))
             + '],"ttlMs":0,"_meta":'
             + encode(stamp)
             + "}"

@@ -22,11 +22,32 @@ MANIFEST = ".mcp-codegen.json"
 DIFF_LINES = 40  # lines of diff shown per changed file in --check output
 
 
-def with_manifest(files: Mapping[str, str], version: str) -> dict[str, str]:
-    """The tree plus its manifest, which records the generator version once (no timestamps)."""
+def with_manifest(files: Mapping[str, str], version: str, spec: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The tree plus its manifest, which records the generator version once (no timestamps), and for a spec
+    fetched from a URL, the URL and the SHA-256 of the bytes fetched (`spec`: {"url": ..., "sha256": ...})."""
     listed = sorted([*files, MANIFEST])
-    manifest = {"generator": "mcp-codegen", "version": version, "files": listed}
+    manifest: dict[str, object] = {"generator": "mcp-codegen", "version": version, "files": listed}
+    if spec:
+        manifest["spec"] = dict(spec)
     return {**files, MANIFEST: json.dumps(manifest, indent=2) + "\n"}
+
+
+def remote_spec_change(out: Path, files: Mapping[str, str]) -> str | None:
+    """For --check on a URL spec: a sentence when the fetched document differs from the last generation's."""
+    try:
+        new = json.loads(files[MANIFEST]).get("spec") or {}
+        old = json.loads((out / MANIFEST).read_text(encoding="utf-8")).get("spec") or {}
+    except (OSError, ValueError, KeyError, AttributeError):
+        return None
+    if not isinstance(new, dict) or not isinstance(old, dict) or not new.get("sha256"):
+        return None
+    if old.get("sha256") == new["sha256"]:
+        return (
+            f"the spec at {new.get('url')} is unchanged since the last generation: the package was edited "
+            "(or the settings or generator version changed)"
+        )
+    before = str(old.get("sha256") or "none recorded")[:12]
+    return f"the spec at {new.get('url')} changed since the last generation (sha256 {before} -> {new['sha256'][:12]})"
 
 
 def previous_files(out: Path) -> list[str] | None:

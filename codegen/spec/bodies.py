@@ -71,6 +71,7 @@ class BodiesAndResponses(Walker):
             media_types = (
                 tuple(sorted(content, key=lambda m: (json_media_rank(m), m))) if isinstance(content, dict) else ()
             )
+            headers = response.get("headers")
             yield Response(
                 str(status).upper(),
                 text(response.get("description")).strip(),
@@ -78,4 +79,5 @@ class BodiesAndResponses(Walker):
                 schema,
                 media_types,
                 response_at,
+                tuple(sorted({str(h).lower() for h in headers})) if isinstance(headers, dict) else (),
             )

@@ -9,6 +9,7 @@ read when a `$ref` to them is first resolved, so refs no operation reaches are n
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -130,6 +131,7 @@ class Documents:
     root_uri: str
     by_uri: Mapping[str, Any]  # absolute URI (no fragment) -> parsed document (None: could not be read)
     store: Store | None = None  # the reader behind by_uri when documents are read on demand
+    root_sha256: str = ""  # SHA-256 of the root document's bytes, when it was fetched from a URL
 
     @property
     def root(self) -> Any:
@@ -149,7 +151,8 @@ class Documents:
         return relative_name(uri, self.root_uri)
 
     def replace_root(self, root: Any, transform: Transform) -> Documents:
-        return Documents(self.root_uri, _Derived(self.by_uri, self.root_uri, root, transform), self.store)
+        derived = _Derived(self.by_uri, self.root_uri, root, transform)
+        return Documents(self.root_uri, derived, self.store, self.root_sha256)
 
     def loaded(self, uri: str) -> Any:
         """An original document already read (for the validator); it reads nothing more."""
@@ -171,13 +174,15 @@ def open_documents(source: str, policy: ReadPolicy | None = None) -> tuple[Docum
     policy = policy or ReadPolicy()
     root_uri = to_uri(source)
     try:
-        document = parse(read(root_uri, policy), root_uri, policy)
+        data = read(root_uri, policy)
+        document = parse(data, root_uri, policy)
     except LoadError as exc:
         return None, [error(str(exc), exc.pointer)]
     if not isinstance(document, dict):
         return None, [error("the spec is not a JSON/YAML object (an OpenAPI document is a mapping)")]
     store = Store(root_uri, document, policy)
-    return Documents(root_uri, store, store), []
+    remote = urlparse(root_uri).scheme in ("http", "https")
+    return Documents(root_uri, store, store, hashlib.sha256(data).hexdigest() if remote else ""), []
 
 
 def load(source: str, policy: ReadPolicy | None = None) -> tuple[Documents | None, list[Problem]]:

@@ -62,6 +62,7 @@ class Response:
     schema: Schema | None
     media_types: tuple[str, ...]  # every media type the response declares
     at: Ref
+    headers: tuple[str, ...] = ()  # the response headers it declares, lower case, sorted
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,10 +46,11 @@ def parse(data: bytes, uri: str, policy: ReadPolicy) -> Any:
         else:
             if _depth_exceeds(document, policy.max_depth):
                 raise _too_deep(uri, policy, _json_pointer_at_depth(text, policy.max_depth))
-            return document
+            return _scrub(document) if SURROGATE_ESCAPE.search(text) else document
     try:
         _scan_yaml(text, uri, policy)
-        return _jsonable(yaml.load(text, Loader=_Loader))  # noqa: S506 - a safe loader
+        document = _jsonable(yaml.load(text, Loader=_Loader))  # noqa: S506 - a safe loader
+        return _scrub(document) if SURROGATE_ESCAPE.search(text) else document
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -197,6 +198,23 @@ def _scan_yaml(text: str, uri: str, policy: ReadPolicy) -> None:
         dispose = getattr(parser, "dispose", None)
         if dispose is not None:
             dispose()
+
+
+# `\ud800`-style escapes: JSON and YAML can spell a lone surrogate, which no UTF-8 file can hold
+SURROGATE_ESCAPE = re.compile(r"\\(?:u[dD][89a-fA-F]|U0000[dD][89a-fA-F])")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _scrub(node: Any) -> Any:
+    """Lone surrogates (escaped in the text) replaced by U+FFFD, in keys and values, so every later stage and
+    every generated file can encode the text (a valid pair was already joined by the parser)."""
+    if isinstance(node, str):
+        return LONE_SURROGATE.sub("\ufffd", node)
+    if isinstance(node, dict):
+        return {_scrub(k): _scrub(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_scrub(v) for v in node]
+    return node
 
 
 def _jsonable(node: Any) -> Any:

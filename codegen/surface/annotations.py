@@ -1,9 +1,17 @@
-"""Tool annotations: the behaviour hints each HTTP method implies, and the title."""
+"""Tool annotations: the behaviour hints each HTTP method implies, and the title.
+
+A POST whose operationId or summary says it deletes, removes, cancels, revokes, voids or destroys
+something is destructive too (`POST /invoices/{id}/void`). Config overrides and `x-mcp-annotations`
+still win (select.apply_overrides). The listing leaves out hints equal to their MCP default (`listed`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
+
+from ..spec.model import Operation
+from . import naming
 
 # method -> (readOnlyHint, destructiveHint, idempotentHint)
 HINTS: Mapping[str, tuple[bool, bool, bool]] = {
@@ -16,15 +24,34 @@ HINTS: Mapping[str, tuple[bool, bool, bool]] = {
     "POST": (False, False, False),
     "PATCH": (False, False, False),
 }
+# the MCP defaults a listing can leave out without changing what a client is told; destructiveHint is always
+# sent (a client that wrongly assumed `false` for a missing one would under-warn)
+LISTED_DEFAULTS: Mapping[str, bool] = {"readOnlyHint": False, "idempotentHint": False, "openWorldHint": True}
+DESTRUCTIVE_WORDS = frozenset(
+    "delete deletes remove removes cancel cancels revoke revokes void voids destroy destroys".split()
+)
 
 
-def tool_annotations(method: str, title: str, compact: bool = False) -> dict[str, Any]:
-    """The MCP annotations of a tool for `method`; `compact` leaves out the title (the tool's own title says it)."""
-    read_only, destructive, idempotent = HINTS.get(method, (False, True, False))
+def says_destructive(op: Operation) -> bool:
+    """The operationId or the summary names a destructive action (whole words: "avoid" is not "void")."""
+    words = naming.snake_case(op.operation_id or "").split("_") + re.findall(r"[a-z]+", op.summary.lower())
+    return any(word in DESTRUCTIVE_WORDS for word in words)
+
+
+def tool_annotations(op: Operation, title: str) -> dict[str, Any]:
+    """The MCP annotations of the tool for `op`; every tool has its title here too."""
+    read_only, destructive, idempotent = HINTS.get(op.method, (False, True, False))
+    if op.method == "POST" and says_destructive(op):
+        destructive = True
     return {
-        **({} if compact else {"title": title}),
+        "title": title,
         "readOnlyHint": read_only,
         "destructiveHint": destructive,
         "idempotentHint": idempotent,
         "openWorldHint": True,
     }
+
+
+def listed(annotations: Mapping[str, Any]) -> dict[str, Any]:
+    """The annotations as tools/list sends them: hints equal to their MCP default are left out."""
+    return {k: v for k, v in annotations.items() if k not in LISTED_DEFAULTS or LISTED_DEFAULTS[k] is not v}

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .plans import ToolSpec
 from .schema_summary import enum_of, members, type_of
+from .listed import SurfaceTool
 
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 # an annotation change that makes a tool riskier than a client was told: breaking
@@ -104,12 +104,12 @@ class Report:
         return "\n".join(lines) + "\n"
 
 
-def diff_tools(old: Sequence[ToolSpec], new: Sequence[ToolSpec]) -> Report:
+def diff_tools(old: Sequence[SurfaceTool], new: Sequence[SurfaceTool]) -> Report:
     changes: list[Change] = []
     new_by_route = {_route(t): t for t in new}
     new_by_name = {t.name: t for t in new}
     matched_new: set[str] = set()
-    pairs: list[tuple[ToolSpec, ToolSpec]] = []
+    pairs: list[tuple[SurfaceTool, SurfaceTool]] = []
     for tool in old:
         other = new_by_route.get(_route(tool))
         if other is not None and other.name not in matched_new:
@@ -164,11 +164,11 @@ def diff_tools(old: Sequence[ToolSpec], new: Sequence[ToolSpec]) -> Report:
     return Report(len(old), len(new), tuple(ordered))
 
 
-def _route(tool: ToolSpec) -> tuple[str, str]:
+def _route(tool: SurfaceTool) -> tuple[str, str]:
     return tool.plan.method, tool.plan.path
 
 
-def _route_text(tool: ToolSpec) -> str:
+def _route_text(tool: SurfaceTool) -> str:
     return f"{tool.plan.method} {tool.plan.path}"
 
 
@@ -191,7 +191,7 @@ def tool_summary(old_file: Path, new_text: str) -> str:
 
 
 # -- arguments --------------------------------------------------------------------------------------
-def _arguments(before: ToolSpec, after: ToolSpec) -> list[Change]:
+def _arguments(before: SurfaceTool, after: SurfaceTool) -> list[Change]:
     name = after.name
     old_props: Mapping[str, Any] = before.input_schema.get("properties", {})
     new_props: Mapping[str, Any] = after.input_schema.get("properties", {})
@@ -294,7 +294,7 @@ def _values(values: Sequence[Any]) -> str:
 
 
 # -- annotations and output -------------------------------------------------------------------------
-def _annotations(before: ToolSpec, after: ToolSpec) -> list[Change]:
+def _annotations(before: SurfaceTool, after: SurfaceTool) -> list[Change]:
     changes = []
     for hint in HINTS:
         old, new = before.annotations.get(hint), after.annotations.get(hint)
@@ -312,7 +312,7 @@ def _annotations(before: ToolSpec, after: ToolSpec) -> list[Change]:
     return changes
 
 
-def _output(before: ToolSpec, after: ToolSpec) -> list[Change]:
+def _output(before: SurfaceTool, after: SurfaceTool) -> list[Change]:
     old, new = before.output_schema, after.output_schema
     name = after.name
     if old is None and new is None:

@@ -1,9 +1,11 @@
 """Input schemas: the operation's parameters and body as one object schema, and the argument plans.
 
 Parameters become properties named after their wire names; an object JSON, form or multipart body is
-flattened into top-level properties, any other body is one `body` argument. Keys that clash or are not
-client-safe are renamed (`arg_keys`) and each argument's plan keeps its wire name and location. The
-definitions the schema uses are kept within the input budget (`budget.fit_budget`).
+flattened into top-level properties, any other body is one `body` argument (an object body that can hold
+nothing is no argument at all). Keys that clash or are not client-safe are renamed (`arg_keys`) and each
+argument's plan keeps its wire name and location. The definitions the schema uses are kept within the
+input budget (`budget.fit_budget`). The tool description gets the spec's example arguments unless their
+schemas already list every one of them.
 """
 
 from __future__ import annotations
@@ -113,17 +115,21 @@ def build_input(
                 for key, value in body.examples[0].items():
                     if key in props:
                         examples.setdefault(key, value)
+        elif kind in ("json", "form", "multipart") and _is_empty_object(body_schema, defs, converter):
+            pass  # an object that can hold nothing (Stripe's GETs declare one): no `body` argument
         else:
             whole = _whole_body_schema(kind, body.media_type, body_schema, defs, converter)
             entries.append(_Entry("body", "body-whole", _describe(whole, body.description, False), body.required))
             if body.examples:
                 examples.setdefault("body", body.examples[0])
 
-    schema_examples: dict[str, Any] = {}  # wire name -> the first `example`/`examples` of the argument's schema
+    in_schema: dict[str, list[Any]] = {}  # wire name -> the examples its schema already lists
     for entry in entries:
         found = converter.resolve_converted(entry.schema, defs).get("examples") if not entry.file else None
-        if isinstance(found, list) and found and entry.wire not in examples:
-            schema_examples.setdefault(entry.wire, found[0])
+        if isinstance(found, list):
+            in_schema[entry.wire] = found
+    if all(value in in_schema.get(wire, []) for wire, value in examples.items()):
+        examples = {}  # every example is already in its argument's schema
 
     keys = arg_keys([(e.wire, e.location) for e in entries])
     properties: dict[str, Any] = {}
@@ -173,13 +179,8 @@ def build_input(
         result["$defs"] = used_defs
     wire_to_key = {e.wire: k for e, k in zip(entries, keys)}
     example = {wire_to_key[w]: v for w, v in examples.items() if w in wire_to_key}
-    if len(_example_text(example)) <= MAX_EXAMPLE_TEXT:  # the spec's own examples first, whole or not at all,
-        for wire, value in sorted(schema_examples.items()):  # then schema examples while the text stays short
-            more = {**example, wire_to_key[wire]: value}
-            if len(_example_text(more)) <= MAX_EXAMPLE_TEXT:
-                example = more
-        if example:
-            notes.append(f"Example arguments: {_example_text(example)}")
+    if example and len(_example_text(example)) <= MAX_EXAMPLE_TEXT:  # whole or not at all
+        notes.append(f"Example arguments: {_example_text(example)}")
     return result, tuple(args), body_plan, notes
 
 
@@ -262,6 +263,19 @@ def _whole_body_schema(
             "description": f"The request body ({media_type}), base64-encoded.",
         }
     return schema
+
+
+def _is_empty_object(schema: dict[str, Any], defs: Mapping[str, Any], converter: SchemaConverter) -> bool:
+    """An object schema that allows no property at all: `{"type": "object", "properties": {},
+    "additionalProperties": false}` (as converted: `{"not": {}}`)."""
+    schema = converter.resolve_converted(schema, defs)
+    extra = schema.get("additionalProperties")
+    return (
+        schema.get("type") == "object"
+        and not schema.get("properties")
+        and (extra is False or extra == {"not": {}})
+        and not set(schema) & {"patternProperties", "anyOf", "oneOf", "allOf", "propertyNames", "unevaluatedProperties"}
+    )
 
 
 def _allows_null(schema: Any, defs: Mapping[str, Any], depth: int = 0) -> bool:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..spec.model import Operation
+from .annotations import listed
+from .pagination import PagePlan
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,33 @@ class BodyPlan:
 
 
 @dataclass(frozen=True, slots=True)
+class ResultPlan:
+    """How the server shapes a JSON result (surface/results.py): next pages, projection, the budget."""
+
+    items: str | None = None  # dotted path of the item array ("": the root array); None: not a list
+    pages: PagePlan | None = None
+    fields: str | None = None  # the argument key of the projection (`fields`), when the tool takes one
+    max_items: str | None = None  # argument keys of auto-pagination, on paginated list tools
+    max_pages: str | None = None
+    next_in: str = "structured"  # where `next` goes: structured (the outputSchema declares it) | meta
+    tokens: int | None = None  # this operation's result budget (x-mcp-result-tokens / config); None: the server's
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        if self.items is not None:
+            data["items"] = self.items
+        if self.pages is not None:
+            data["pages"] = self.pages.to_json()
+            data["nextIn"] = self.next_in
+        for key, value in (("fields", self.fields), ("maxItems", self.max_items), ("maxPages", self.max_pages)):
+            if value is not None:
+                data[key] = value
+        if self.tokens is not None:
+            data["tokens"] = self.tokens
+        return data
+
+
+@dataclass(frozen=True, slots=True)
 class RequestPlan:
     method: str
     path: str
@@ -64,6 +93,11 @@ class RequestPlan:
     # alternatives (OR) of requirements (AND): scheme key -> scopes; () = no authentication
     security: tuple[tuple[tuple[str, tuple[str, ...]], ...], ...] = ()
     fixed: tuple[tuple[str, str, str], ...] = ()  # (header | query | cookie, name, value) sent with every request
+    # what the server undoes before building the request, per argument, when a client profile reshaped the
+    # input schema: {"absent": True} a null means "not given", {"json": True} JSON text is decoded, nested
+    # under "properties" / "items" (surface/profiles/shape.py)
+    restore: Mapping[str, Any] | None = None
+    results: ResultPlan | None = None  # JSON results: next pages, projection, budget
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -78,6 +112,10 @@ class RequestPlan:
             data["security"] = [{key: list(scopes) for key, scopes in alt} for alt in self.security]
         if self.fixed:
             data["fixed"] = [{"in": location, "name": name, "value": value} for location, name, value in self.fixed]
+        if self.restore:
+            data["restore"] = self.restore
+        if self.results is not None:
+            data["results"] = self.results.to_json()
         return data
 
 
@@ -93,14 +131,27 @@ class ToolSpec:
     operation: Operation
 
     def to_json(self) -> dict[str, Any]:
-        """The tool exactly as tools/list sends it."""
-        data: dict[str, Any] = {
-            "name": self.name,
-            "title": self.title,
-            "description": self.description,
-            "inputSchema": self.input_schema,
-        }
-        if self.output_schema is not None:
-            data["outputSchema"] = self.output_schema
-        data["annotations"] = self.annotations
-        return data
+        """The tool exactly as tools/list sends it (see tool_entry)."""
+        return tool_entry(
+            self.name, self.title, self.description, self.input_schema, self.output_schema, self.annotations
+        )
+
+
+def tool_entry(
+    name: str,
+    title: str,
+    description: str,
+    input_schema: Mapping[str, Any],
+    output_schema: Mapping[str, Any] | None,
+    annotations: Mapping[str, Any],
+) -> dict[str, Any]:
+    """A tools/list entry: the title once (in `annotations`, which clients read when the tool has no `title` of
+    its own), hints equal to their MCP default left out."""
+    data: dict[str, Any] = {"name": name}
+    if annotations.get("title") != title:
+        data["title"] = title
+    data.update(description=description, inputSchema=input_schema)
+    if output_schema is not None:
+        data["outputSchema"] = output_schema
+    data["annotations"] = listed(annotations)
+    return data

@@ -22,7 +22,16 @@ from ..problems import Level, Problem
 from ..spec.refs import Resolver
 from .plans import ToolSpec
 
-EXTENSIONS = ("x-mcp-name", "x-mcp-title", "x-mcp-description", "x-mcp-annotations", "x-mcp-exclude")
+EXTENSIONS = (
+    "x-mcp-name",
+    "x-mcp-title",
+    "x-mcp-description",
+    "x-mcp-annotations",
+    "x-mcp-exclude",
+    "x-mcp-security",  # read by spec/declared_security.py
+    "x-mcp-pin",
+    "x-mcp-result-tokens",  # read by surface/results.py
+)
 
 
 def find_override(op: Operation, overrides: Sequence[Override]) -> Override | None:
@@ -86,7 +95,7 @@ def _check_extensions(op: Operation, resolver: Resolver) -> list[Problem]:
                     Level.WARNING, f"unknown extension {key!r} ignored (known: {', '.join(EXTENSIONS)})", at
                 )
             )
-        elif key == "x-mcp-exclude" and not isinstance(value, bool):
+        elif key in ("x-mcp-exclude", "x-mcp-pin") and not isinstance(value, bool):
             problems.append(resolver.problem(Level.WARNING, f"{key} must be true or false; ignored", at))
         elif key in ("x-mcp-title", "x-mcp-description") and not isinstance(value, str):
             problems.append(resolver.problem(Level.WARNING, f"{key} must be a string; ignored", at))

@@ -1,74 +1,127 @@
-"""Tool text: titles and descriptions built from the operation (summary, description, method and path,
-documented failures), and the --compact forms of both."""
+"""Tool text: the title and the description of a tool, built from the operation.
+
+The title is verb-first (titles.py). The description says what the title does not, once: the summary
+when the title did not come from it whole, the operation's description (HTML turned into Markdown, link
+URLs dropped: prose.py), the failures that say more than their status, and "METHOD /path" only when
+nothing else describes the operation. What the input schema says (argument descriptions, constraints,
+examples) is not repeated here. `--compact` keeps the first paragraph of the description, cut at a
+sentence, and no failures.
+"""
 
 from __future__ import annotations
 
+import os
 import re
-from typing import Any
+from dataclasses import dataclass
+from http import HTTPStatus
 
 from ..spec.model import Operation, Response
-from . import naming
+from . import prose, titles
 
 MAX_ERROR_TEXT = 120  # characters of each failure response's description in the tool description
 COMPACT_TEXT = 300  # --compact: characters of the operation description kept in the tool description
-MARKDOWN_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
+# words of failure descriptions that say no more than the status code does
+GENERIC_WORDS = frozenset(
+    " ".join(status.phrase for status in HTTPStatus).lower().split()
+    + """a an the or and of is was has been this that request response error errors resource resources object
+    unexpected default generic failed failure invalid validation input server client endpoint spammed status
+    code http problem details detail json returned occurred exceeded rate limit requires require authentication
+    authorization missing permission permissions denied access credentials unavailable temporarily
+    successful success successfully operation ok done completed""".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolText:
+    title: str
+    description: str
+
+
+def tool_text(op: Operation, name: str, compact: bool = False) -> ToolText:
+    """The title and the description of the tool for `op`."""
+    title, source = titles.title(op.summary, op.description, op.method, op.path, name)
+    parts = ["Deprecated."] if op.deprecated else []
+    summary = prose.clean(op.summary)
+    if summary and not _repeats(summary, title):
+        parts.append(summary)
+    body = prose.clean(op.description) if op.description and op.description != op.summary else ""
+    if body and source == "description":  # its first sentence is the title
+        body = body[len(titles.first_sentence(op.description)) :].strip()
+    if body and not any(p.location == "header" and p.name.lower() == "accept" for p in op.parameters):
+        body = _without_media_type_lists(body)
+    if body and _repeats(body, summary or title):
+        body = ""
+    if body and compact:
+        first = next((p.strip() for p in body.split("\n\n") if p.strip()), "")
+        body = prose.cut(first, COMPACT_TEXT)
+    if body:
+        parts.append(body)
+    if not summary and not body and source in ("name", "path"):  # nothing says more than the route
+        parts.append(f"{op.method} {op.path}")
+    elif not body and not parts:  # many clients show a model the description, not the title: never empty
+        parts.append(summary or f"{title}.")
+    if not compact:
+        failures = [failure(r) for r in op.responses if _is_failure(r) and not _generic(r)]
+        if failures:
+            parts.append(f"Errors: {'; '.join(failures)}.")
+    return ToolText(title, "\n\n".join(parts))
 
 
 def title(op: Operation, name: str) -> str:
-    """The summary without its final period, else the tool name in words."""
-    return op.summary.rstrip(".") or naming.snake_case(name).replace("_", " ").capitalize()
+    return titles.title(op.summary, op.description, op.method, op.path, name)[0]
 
 
 def description(op: Operation, compact: bool = False) -> str:
-    """Summary, description, method and path, and the documented failures; `compact`: the summary and
-    the description's first paragraph (at most COMPACT_TEXT characters), method and path only."""
-    parts = []
-    if op.deprecated:
-        parts.append("Deprecated.")
-    if op.summary:
-        parts.append(op.summary)
-    if op.description and op.description != op.summary:
-        text = op.description
-        if compact:
-            text = next((p.strip() for p in text.split("\n\n") if p.strip() and p.strip() != op.summary), "")
-            if len(text) > COMPACT_TEXT:
-                text = text[: COMPACT_TEXT - 1].rstrip() + "…"
-        if text:
-            parts.append(text)
-    parts.append(f"{op.method} {op.path}")
-    if compact:
-        return MARKDOWN_LINK.sub(r"\1", "\n\n".join(parts))
-    failures = [r for r in op.responses if r.status[:1] in "45" or r.status == "DEFAULT"]
-    if failures:
-        listed = "; ".join(failure(r) for r in failures)
-        parts.append(f"Errors: {listed}.")
-    return "\n\n".join(parts)
+    return tool_text(op, "", compact).description
 
 
-def unlink(node: Any) -> Any:
-    """--compact: Markdown links `[text](url)` -> `text` in descriptions (the URLs cost tokens, not meaning)."""
-    if isinstance(node, str):
-        return MARKDOWN_LINK.sub(r"\1", node)
-    if isinstance(node, list):
-        return [unlink(v) for v in node]
-    if not isinstance(node, dict):
-        return node
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key == "description" and isinstance(value, str):
-            out[key] = MARKDOWN_LINK.sub(r"\1", value)
-        elif key in ("properties", "patternProperties", "$defs", "dependentSchemas") and isinstance(value, dict):
-            out[key] = {k: unlink(v) for k, v in value.items()}
-        elif isinstance(value, (dict, list)) and key not in ("enum", "const", "default", "examples", "required"):
-            out[key] = unlink(value)
-        else:
-            out[key] = value
-    return out
+MEDIA_TYPE_ITEM = re.compile(r"\s*[-*+]\s+(?:\*\*)?`?[a-z]+/[\w.+-]+`?(?:\*\*)?\s*:")
+MEDIA_TYPE_LEAD = re.compile(r"(?:^|(?<=\s))[^.\n]*\bmedia types?\b[^.\n]*[.:]\s*$", re.IGNORECASE)
+
+
+def _without_media_type_lists(body: str) -> str:
+    """The description without lists of other media types the API can answer with (and the sentence that
+    introduces such a list): the tool always asks for one media type, and offers no way to pick another."""
+    paragraphs = body.split("\n\n")
+    kept: list[str] = []
+    for paragraph in paragraphs:
+        lines = paragraph.split("\n")
+        if lines and all(MEDIA_TYPE_ITEM.match(line) or line.startswith("  ") for line in lines):
+            if kept and MEDIA_TYPE_LEAD.search(kept[-1]):
+                kept[-1] = MEDIA_TYPE_LEAD.sub("", kept[-1]).strip()
+                if not kept[-1]:
+                    kept.pop()
+            continue
+        kept.append(paragraph)
+    return "\n\n".join(kept)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _repeats(text: str, title: str) -> bool:
+    """`text` says what `title` says (up to the verb's form and punctuation)."""
+    words, said = _words(text), _words(title)
+    if words == said:
+        return True
+    if not words or len(words) != len(said) or words[1:] != said[1:]:
+        return False
+    first, other = words[0], said[0]  # the same verb in another form ("Finds" / "Find", "Updated" / "Update")
+    common = len(os.path.commonprefix([first, other]))
+    return common >= 3 and common >= min(len(first), len(other)) - 1
+
+
+def _is_failure(response: Response) -> bool:
+    return response.status[:1] in "45" or response.status == "DEFAULT"
+
+
+def _generic(response: Response) -> bool:
+    """A failure whose description only restates its status ("Not Found", "Resource not found", "Error")."""
+    return all(word in GENERIC_WORDS or word.isdigit() for word in _words(prose.clean(response.description)))
 
 
 def failure(response: Response) -> str:
-    text = " ".join(response.description.split())
-    if len(text) > MAX_ERROR_TEXT:
-        text = text[: MAX_ERROR_TEXT - 1].rstrip() + "…"
+    text = prose.cut(" ".join(prose.clean(response.description).split()), MAX_ERROR_TEXT)
     status = "other" if response.status == "DEFAULT" else response.status
     return f"{status} {text}".strip().rstrip(".")

@@ -11,12 +11,13 @@ from typing import Any
 from ..problems import Level, Problem
 from ..spec.model import Api, Operation
 from ..spec.refs import Resolver
-from . import naming, text
+from . import naming, prose, text
 from .annotations import tool_annotations
 from .budget import INPUT_BUDGET, OUTPUT_DEPTH
 from .inputs import build_input
 from .outputs import build_output
 from .plans import RequestPlan, ToolSpec
+from .results import with_results
 from .schemas import SchemaConverter
 
 
@@ -36,6 +37,7 @@ def map_tools(
         _tool(op, names[op.path, op.method], converter, problems, output_depth, compact, input_budget)
         for op in api.operations
     ]
+    tools = [with_results(tool, resolver, problems, compact) for tool in tools]  # next pages, fields, the budget
     return tools, problems + converter.problems
 
 
@@ -83,17 +85,15 @@ def _tool(
 ) -> ToolSpec:
     input_schema, args, body, notes = build_input(op, converter, problems, input_budget)
     output_schema, wrap = build_output(op, converter, 0 if compact else output_depth)  # compact: only `wrap` is used
-    if compact:
-        output_schema = None  # the result is still returned, as text and (for objects) structured content
-        input_schema = text.unlink(input_schema)
-    title = text.title(op, name)
+    input_schema = prose.clean_schema(input_schema)
+    output_schema = None if compact else prose.clean_schema(output_schema)  # compact: still returned, unlisted
+    words = text.tool_text(op, name, compact)
     success = [r for r in op.responses if r.status.startswith("2")]
     accept = success[0].media_types[0] if success and success[0].media_types else None
     fixed = tuple(f for f in op.fixed if not (f[0] == "header" and f[1].lower() == "accept"))
     if accept is None:  # a single-valued Accept parameter, when the responses name no media type
         accept = next((f[2] for f in op.fixed if f[0] == "header" and f[1].lower() == "accept"), None)
     plan = RequestPlan(op.method, op.path, args, body, accept, wrap, security=op.security, fixed=fixed)
-    description = "\n\n".join([text.description(op, compact), *notes])
-    return ToolSpec(
-        name, title, description, input_schema, output_schema, tool_annotations(op.method, title, compact), plan, op
-    )
+    description = "\n\n".join(part for part in [words.description, *notes] if part)
+    annotations = tool_annotations(op, words.title)
+    return ToolSpec(name, words.title, description, input_schema, output_schema, annotations, plan, op)

@@ -14,23 +14,30 @@ Waits are tens of milliseconds: the intervals are settings.
 from __future__ import annotations
 
 import base64
+import copy
 import gzip
 import json
 import logging
+import math
 import re
 import time
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import replace
+from functools import partial
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import anyio
 import httpx
+import httpx2
+import jwt
 import mcp.types as types
 import pytest
 from mcp import Client, MCPError
+from mcp.client.streamable_http import streamable_http_client
 
 from petstore.auth import (
     SCHEMES,
@@ -43,8 +50,10 @@ from petstore.auth import (
 from petstore.requests import ArgumentError, Request, Route, build_request
 from petstore.server import (
     build_server,
+    check_oauth,
     environment_help,
     guard,
+    http_app,
     parse_args,
     settings_from,
 )
@@ -126,147 +135,512 @@ def script(*answers: httpx.Response) -> Answer:
     return answer
 
 
-def sample(schema: Any, defs: dict[str, Any], depth: int = 0) -> Any:
-    """A small value that satisfies `schema`, enough to build a request."""
-    if not isinstance(schema, dict) or depth > 8:
-        return "x"
-    if "$ref" in schema:
-        return sample(defs.get(schema["$ref"].rsplit("/", 1)[-1], {}), defs, depth + 1)
-    if "const" in schema:
-        return schema["const"]
-    if schema.get("enum"):
-        return next((v for v in schema["enum"] if v is not None), schema["enum"][0])
-    for key in ("oneOf", "anyOf"):
-        if schema.get(key):
-            return sample(schema[key][0], defs, depth + 1)
-    if schema.get("allOf"):
-        notes = {
-            "description",
-            "title",
-            "default",
-            "examples",
-            "deprecated",
-            "readOnly",
-            "writeOnly",
-            "discriminator",
-        }
-        own = {
-            k: v for k, v in schema.items() if k != "allOf"
-        }  # members beside allOf apply too
-        parts = [
-            p
-            for p in [*schema["allOf"], own]
-            if not isinstance(p, dict) or set(p) - notes
-        ] or [{}]
-        values = [sample(part, defs, depth + 1) for part in parts]
-        if not all(
-            isinstance(value, dict) for value in values
-        ):  # a scalar: one value meeting every part
-            combined: dict[str, Any] = {}
-            for part in parts:
-                for _ in range(
-                    8
-                ):  # follow a chain of $refs (bounded: a cycle ends here)
-                    if not isinstance(part, dict) or "$ref" not in part:
-                        break
-                    combined.update({k: v for k, v in part.items() if k != "$ref"})
-                    part = defs.get(part["$ref"].rsplit("/", 1)[-1], {})
-                if isinstance(part, dict):
-                    combined.update(part)
-            combined.pop("allOf", None)
-            return sample(combined, defs, depth + 1)
-        merged: dict[str, Any] = {}
-        for value in values:
-            merged.update(value)
-        return merged
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "null")
-    if kind == "integer" or kind == "number":
-        low: Any = schema.get("minimum", schema.get("exclusiveMinimum", 0))
-        return int(low) + 1 if kind == "integer" else float(low) + 1
-    if kind == "boolean":
-        return True
-    if kind == "array":
-        return [sample(schema.get("items", {}), defs, depth + 1)] * max(
-            1, schema.get("minItems", 1)
-        )
-    if kind == "object" or "properties" in schema:
-        props = schema.get("properties", {})
-        names = (
-            schema.get("required")
-            or list(props)[:1]
-            or (
-                ["key"] if schema.get("additionalProperties", True) is not False else []
+# -- sample arguments ---------------------------------------------------------------------------------
+# Each tool is called with arguments built from its inputSchema: its required arguments, each the first
+# value (in a fixed order of candidates) that jsonschema accepts for its schema, formats included. The
+# whole set is checked against the inputSchema before any call, so a refusal by the server is a real
+# failure; a tool for which no valid set can be built is left out of the checks (test_sample_arguments
+# skips, naming it and the reason).
+FORMATS = {
+    "date-time": "2024-01-02T03:04:05Z",
+    "date": "2024-01-02",
+    "time": "03:04:05Z",
+    "duration": "P1D",
+    "email": "user@example.com",
+    "idn-email": "user@example.com",
+    "hostname": "example.com",
+    "idn-hostname": "example.com",
+    "ipv4": "192.0.2.1",
+    "ip": "192.0.2.1",
+    "ipv6": "2001:db8::1",
+    "uri": "https://example.com/x",
+    "url": "https://example.com/x",
+    "iri": "https://example.com/x",
+    "uri-reference": "https://example.com/x",
+    "iri-reference": "https://example.com/x",
+    "uri-template": "https://example.com/{x}",
+    "uuid": "123e4567-e89b-12d3-a456-426614174000",
+    "json-pointer": "/x",
+    "relative-json-pointer": "0",
+    "regex": "^x$",
+    "byte": "eA==",
+    "base64": "eA==",
+    "int32": "1",
+    "int64": "1",
+}
+MAX_DEPTH = 12  # nesting of built values (a recursive schema ends here)
+LOWER = ("minimum", "minLength", "minItems", "minProperties")
+UPPER = ("maximum", "maxLength", "maxItems", "maxProperties")
+
+
+class NoSample(Exception):
+    """No valid value could be built for a schema; the message says where and why."""
+
+
+def merge(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str, Any]:
+    """One schema meant to meet both (what cannot be combined is kept from `first`; the check catches it)."""
+    out = dict(first)
+    for key, value in second.items():
+        mine = out.get(key)
+        if key not in out:
+            out[key] = value
+        elif key == "properties" and isinstance(mine, dict) and isinstance(value, dict):
+            out[key] = mine | {
+                k: {"allOf": [mine[k], v]} if k in mine else v for k, v in value.items()
+            }
+        elif (
+            key in ("required", "allOf")
+            and isinstance(mine, list)
+            and isinstance(value, list)
+        ):
+            out[key] = (
+                list(dict.fromkeys([*mine, *value]))
+                if key == "required"
+                else [*mine, *value]
             )
-        )
-        return {k: sample(props.get(k, {}), defs, depth + 1) for k in names}
-    if kind == "null":
-        return None
-    if schema.get("contentEncoding") == "base64":
-        return "eA=="  # b"x"
-    if isinstance(schema.get("pattern"), str):
-        matching = from_pattern(schema["pattern"])
-        if matching is not None:
-            return matching
-    return "x" * max(1, schema.get("minLength", 1))
+        elif key == "enum" and isinstance(mine, list) and isinstance(value, list):
+            out[key] = [v for v in mine if v in value]
+        elif key == "type":
+            out[key] = common_types(mine, value)
+        elif (
+            key in LOWER + UPPER
+            and isinstance(mine, (int, float))
+            and isinstance(value, (int, float))
+        ):
+            out[key] = max(mine, value) if key in LOWER else min(mine, value)
+    return out
 
 
-def from_pattern(pattern: str) -> str | None:
-    """A string matching a simple regular expression (literals, classes, counts); None when too complex."""
-    body = pattern[1:] if pattern.startswith("^") else pattern
-    body = body[:-1] if body.endswith("$") and not body.endswith("\\$") else body
-    out, i = [], 0
-    try:
-        while i < len(body):
-            char = body[i]
-            if char == "\\":
-                atom, i = {"d": "0", "w": "a", "s": " "}.get(
-                    body[i + 1], body[i + 1]
-                ), i + 2
-            elif char == "[":
-                end = body.index("]", i + 2)
-                inside = body[i + 1 : end]
-                if inside.startswith("^"):
-                    return None
-                atom, i = ("0" if inside.startswith("\\d") else inside[0]), end + 1
-            elif char == "(":
-                end = body.index(")", i)
-                group = body[i + 1 : end].removeprefix("?:").split("|")[0]
-                if "(" in group:
-                    return None
-                inner = from_pattern(f"^{group}$")
-                if inner is None:
-                    return None
-                atom, i = inner, end + 1
-            elif char == ".":
-                atom, i = "a", i + 1
-            elif char in ").|*+?{}":
-                return None
+def common_types(first: Any, second: Any) -> Any:
+    """The JSON types both `type` values allow (an integer is a number)."""
+    ones, others = [first] if isinstance(first, str) else first, (
+        [second] if isinstance(second, str) else second
+    )
+    if not isinstance(ones, list) or not isinstance(others, list):
+        return first
+    both = [t for t in ones if t in others or t == "integer" and "number" in others]
+    both += [t for t in others if t == "integer" and "number" in ones and t not in both]
+    return both[0] if len(both) == 1 else both
+
+
+class Sampler:
+    """Builds values for the schemas of one tool (whose $defs are `defs`) and checks them with jsonschema."""
+
+    def __init__(self, defs: dict[str, Any]) -> None:
+        from jsonschema import validators
+
+        self.defs = defs
+        self.validator: Any = validators.Draft202012Validator
+
+    def problem(self, schema: Any, value: Any) -> str | None:
+        """Why `value` does not meet `schema` (first error); None when it does."""
+        from jsonschema.exceptions import best_match
+
+        root = {**schema, "$defs": self.defs} if isinstance(schema, dict) else schema
+        try:
+            error = best_match(
+                self.validator(
+                    root, format_checker=self.validator.FORMAT_CHECKER
+                ).iter_errors(value)
+            )
+        except Exception as exc:  # e.g. a pattern Python cannot compile
+            return (
+                f"the schema cannot be checked ({type(exc).__name__}: {str(exc)[:100]})"
+            )
+        if error is None:
+            return None
+        where = "/".join(str(p) for p in error.absolute_path)
+        return f"{where + ': ' if where else ''}{error.message[:200]}"
+
+    def resolve(self, schema: Any) -> Any:
+        """`schema` with its $ref (to this tool's $defs) replaced by the target; sibling keywords apply too."""
+        for _ in range(16):
+            if not isinstance(schema, dict) or not isinstance(schema.get("$ref"), str):
+                return schema
+            ref: str = schema["$ref"]
+            if not ref.startswith("#/"):
+                raise NoSample(f"$ref {ref} is not local")
+            found: Any = {"$defs": self.defs}
+            for token in ref[2:].split("/"):
+                token = unquote(token).replace("~1", "/").replace("~0", "~")
+                if not isinstance(found, dict) or token not in found:
+                    raise NoSample(f"$ref {ref} does not resolve")
+                found = found[token]
+            rest = {k: v for k, v in schema.items() if k != "$ref"}
+            schema = (
+                merge(found, rest)
+                if isinstance(found, dict)
+                else found if not rest else {"allOf": [found, rest]}
+            )
+        raise NoSample("$ref chain too long")
+
+    def value(
+        self, schema: Any, where: str = "", depth: int = 0, fewest: bool = False
+    ) -> Any:
+        """The first candidate value that meets `schema`; NoSample when none does."""
+        if depth > MAX_DEPTH:
+            raise NoSample(f"{where or '(arguments)'}: nested too deep")
+        schema = self.resolve(schema)
+        if schema is False:
+            raise NoSample(f"{where or '(arguments)'}: the schema accepts nothing")
+        if not isinstance(schema, dict) or not schema:
+            return "x"
+        reason = f"{where or '(arguments)'}: no value meets the schema"
+        for build in self.candidates(schema, where, depth, fewest):
+            try:
+                candidate = build()
+            except NoSample as exc:
+                reason = str(exc)
+                continue
+            except (
+                Exception
+            ) as exc:  # a keyword of an unusual shape (e.g. a patternProperties key Python cannot read)
+                reason = (
+                    f"{where or '(arguments)'}: {type(exc).__name__}: {str(exc)[:100]}"
+                )
+                continue
+            problem = self.problem(schema, candidate)
+            if problem is None:
+                return candidate
+            reason = f"{where or '(arguments)'}: {problem} (value {json.dumps(candidate, default=str)[:80]})"
+        raise NoSample(reason)
+
+    def candidates(
+        self, schema: dict[str, Any], where: str, depth: int, fewest: bool
+    ) -> Iterator[Callable[[], Any]]:
+        if "const" in schema:
+            yield lambda: schema["const"]
+        if isinstance(schema.get("enum"), list):
+            yield from map(constant, sorted(schema["enum"], key=lambda v: v is None))
+        for key in ("oneOf", "anyOf"):
+            options = schema.get(key)
+            if isinstance(options, list) and options:
+                rest = {k: v for k, v in schema.items() if k != key}
+                for option in options:
+                    yield partial(self.branch, rest, option, where, depth + 1, fewest)
+                break
+        else:
+            if isinstance(schema.get("allOf"), list):
+                merged: dict[str, Any] = {
+                    k: v for k, v in schema.items() if k != "allOf"
+                }
+                for part in schema["allOf"]:
+                    part = self.resolve(part)
+                    merged = merge(merged, part) if isinstance(part, dict) else merged
+                yield lambda: self.value(merged, where, depth + 1, fewest)
             else:
-                atom, i = char, i + 1
-            count = 1
-            if i < len(body) and body[i] in "*+?":
-                i += 1  # one occurrence satisfies *, + and ?
-            elif i < len(body) and body[i] == "{":
-                end = body.index("}", i)
-                count, i = int(body[i + 1 : end].split(",")[0] or 0), end + 1
-            out.append(atom * count)
-    except (IndexError, ValueError):
-        return None
-    candidate = "".join(out)
+                yield from self.typed(schema, where, depth, fewest)
+        examples = schema.get("examples")
+        yield from map(
+            constant, [schema[key] for key in ("default", "example") if key in schema]
+        )
+        yield from map(constant, examples if isinstance(examples, list) else [])
+
+    def branch(
+        self, rest: dict[str, Any], option: Any, where: str, depth: int, fewest: bool
+    ) -> Any:
+        """A value for one oneOf/anyOf option together with the keywords beside it."""
+        option = self.resolve(option)
+        return self.value(
+            merge(rest, option) if isinstance(option, dict) else option,
+            where,
+            depth,
+            fewest,
+        )
+
+    def typed(
+        self, schema: dict[str, Any], where: str, depth: int, fewest: bool
+    ) -> Iterator[Callable[[], Any]]:
+        kinds = schema.get("type")
+        kinds = (
+            [kinds]
+            if isinstance(kinds, str)
+            else kinds if isinstance(kinds, list) else [kind_of(schema)]
+        )
+        for kind in sorted(kinds, key=lambda k: k == "null"):
+            if kind == "null":
+                yield lambda: None
+            elif kind == "boolean":
+                yield lambda: True
+            elif kind in ("integer", "number"):
+                yield partial(number, schema, kind == "integer")
+            elif kind == "string":
+                yield from self.strings(schema)
+            elif kind == "array":
+                yield lambda: self.array(schema, where, depth)
+                yield lambda: []
+            elif kind == "object":
+                yield from self.objects(schema, where, depth, fewest)
+
+    def strings(self, schema: dict[str, Any]) -> Iterator[Callable[[], Any]]:
+        low, high = schema.get("minLength", 0), schema.get("maxLength")
+        fmt = schema.get("format")
+        if schema.get("contentEncoding") == "base64":
+            yield lambda: "eA=="  # b"x"
+        if "JSON text: " in str(
+            schema.get("description", "")
+        ):  # a value a client profile sends as JSON text
+            yield lambda: "{}"
+        if isinstance(schema.get("pattern"), str):
+            key = json.dumps(schema, sort_keys=True, default=str)
+            yield lambda: from_regex(
+                schema["pattern"], lambda text: self.problem(schema, text) is None, key
+            )
+        if isinstance(fmt, str) and fmt in FORMATS:
+            yield lambda: FORMATS[fmt]
+        text = "x" * max(1, low if isinstance(low, int) else 1)
+        yield lambda: text[:high] if isinstance(high, int) else text
+
+    def array(self, schema: dict[str, Any], where: str, depth: int) -> list[Any]:
+        low, high = schema.get("minItems", 0), schema.get("maxItems")
+        count = max(1, low if isinstance(low, int) else 0)
+        count = min(count, high) if isinstance(high, int) else count
+        prefix: Any = schema.get("prefixItems")
+        prefix = prefix if isinstance(prefix, list) else []
+        items = [
+            self.value(p, f"{where}/{i}", depth + 1)
+            for i, p in enumerate(prefix[:count])
+        ]
+        if len(items) < count:
+            one = self.value(
+                schema.get("items", {}), f"{where}/{len(items)}", depth + 1
+            )
+            items += [one] * (count - len(items))
+        return items
+
+    def objects(
+        self, schema: dict[str, Any], where: str, depth: int, fewest: bool
+    ) -> Iterator[Callable[[], Any]]:
+        props: Any = schema.get("properties")
+        props = props if isinstance(props, dict) else {}
+        patterns: Any = schema.get("patternProperties")
+        patterns = patterns if isinstance(patterns, dict) else {}
+        extra = schema.get("additionalProperties", True)
+        required = [
+            name for name in schema.get("required", []) if isinstance(name, str)
+        ]
+        least = (
+            schema.get("minProperties", 0)
+            if isinstance(schema.get("minProperties"), int)
+            else 0
+        )
+
+        def schema_of(name: str) -> Any:
+            if name in props:
+                return props[name]
+            return next(
+                (sub for pattern, sub in patterns.items() if re.search(pattern, name)),
+                extra,
+            )
+
+        def build(names: list[str]) -> dict[str, Any]:
+            return {
+                name: self.value(
+                    schema_of(name), f"{where}/{name}".lstrip("/"), depth + 1
+                )
+                for name in names
+            }
+
+        def new_key() -> str:
+            if patterns:
+                return from_regex(next(iter(patterns)), lambda key: True, "key")
+            names = schema.get("propertyNames")
+            return (
+                str(self.value(names, where, depth + 1))
+                if isinstance(names, dict)
+                else "key"
+            )
+
+        optional = [name for name in props if name not in required]
+        if required or least:
+            names = required + optional[: max(0, least - len(required))]
+            yield lambda: build(names)
+            if len(names) < least:
+                yield lambda: build(names) | {
+                    new_key(): self.value(schema_of(new_key()), where, depth + 1)
+                }
+        if not required:
+            if fewest:
+                yield lambda: {}
+            if optional:
+                yield lambda: build(optional[:1])
+            if extra is not False and (
+                patterns or isinstance(extra, dict) or not props
+            ):
+                yield lambda: {
+                    new_key(): self.value(
+                        schema_of(new_key()),
+                        f"{where}/{new_key()}".lstrip("/"),
+                        depth + 1,
+                    )
+                }
+            yield lambda: {}
+
+
+def constant(value: Any) -> Callable[[], Any]:
+    return lambda: value
+
+
+def kind_of(schema: dict[str, Any]) -> str:
+    """The JSON type a schema without `type` describes, from its other keywords."""
+    keys = set(schema)
+    if keys & {
+        "properties",
+        "required",
+        "additionalProperties",
+        "patternProperties",
+        "minProperties",
+    }:
+        return "object"
+    if keys & {"items", "prefixItems", "minItems", "maxItems"}:
+        return "array"
+    if keys & {
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+    }:
+        return "number"
+    return "string"
+
+
+def number(schema: dict[str, Any], integer: bool) -> int | float:
+    """1 when allowed, else a value inside the bounds (the nearest integer to 1, or a number between the bounds),
+    rounded up to a multiple of multipleOf."""
+    bounds = [
+        schema.get(k)
+        for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum")
+    ]
+    low, above, high, below = [
+        b if isinstance(b, (int, float)) and not isinstance(b, bool) else None
+        for b in bounds
+    ]
+    lowest = max((b for b in (low, above) if b is not None), default=None)
+    highest = min((b for b in (high, below) if b is not None), default=None)
+    value: float = 1
+    if integer:
+        least = (
+            low
+            if above is None or low is not None and low > above
+            else math.floor(above) + 1
+        )
+        most = (
+            high
+            if below is None or high is not None and high < below
+            else math.ceil(below) - 1
+        )
+        value = max(value, math.ceil(least)) if least is not None else value
+        value = min(value, math.floor(most)) if most is not None else value
+    elif (
+        lowest is not None
+        and (value < lowest or value == above)
+        or highest is not None
+        and (value > highest or value == below)
+    ):
+        if lowest is not None and highest is not None:
+            value = (lowest + highest) / 2
+        else:
+            value = (
+                lowest + 1
+                if lowest is not None
+                else highest - 1 if highest is not None else value
+            )
+    step = schema.get("multipleOf")
+    if isinstance(step, (int, float)) and step > 0:
+        value = math.ceil(value / step) * step
+    return int(value) if integer else value
+
+
+REGEX_SAMPLES: dict[str, str] = {}
+
+
+def from_regex(pattern: str, fits: Callable[[str], bool], key: str) -> str:
+    """A simple string matching `pattern` that fits: the first that hypothesis generates (derandomized, so the
+    same every run) from printable ASCII, else from any printable characters; `key` names the fit (cache).
+    """
+    key = f"{pattern}\0{key}"
+    if key not in REGEX_SAMPLES:
+        from hypothesis import HealthCheck, Phase, find, settings, strategies
+
+        options = settings(
+            derandomize=True,
+            database=None,
+            max_examples=200,
+            phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
+        problem = ""
+        for alphabet in (
+            strategies.characters(min_codepoint=32, max_codepoint=126),
+            strategies.characters(exclude_categories=["Cc", "Cs"]),
+        ):
+            try:
+                REGEX_SAMPLES[key] = find(
+                    strategies.from_regex(re.compile(pattern), alphabet=alphabet),
+                    fits,
+                    settings=options,
+                )
+                break
+            except Exception as exc:  # no match found, or a pattern Python cannot read
+                problem = type(exc).__name__
+        else:
+            raise NoSample(f"no string found for pattern {pattern!r} ({problem})")
+    return REGEX_SAMPLES[key]
+
+
+BUILT: dict[str, dict[str, Any] | str] = {}
+
+
+def sample(schema: Any, defs: dict[str, Any]) -> Any:
+    """A value that meets `schema` (whose $defs are `defs`), e.g. for a mock answer; None when none can be built."""
     try:
-        return candidate if re.search(pattern, candidate) else None
-    except re.error:
+        return Sampler(defs).value(schema)
+    except NoSample:
         return None
+
+
+def built(tool: dict[str, Any]) -> dict[str, Any] | str:
+    """The tool's sample arguments (checked against its inputSchema), or why none could be built."""
+    name = tool["name"]
+    if name not in BUILT:
+        schema = tool["inputSchema"]
+        sampler = Sampler(schema.get("$defs", {}))
+        try:
+            arguments = sampler.value(schema, fewest=True)
+            problem = (
+                None
+                if isinstance(arguments, dict)
+                else "the arguments are not an object"
+            )
+            problem = problem or sampler.problem(schema, arguments)
+        except NoSample as exc:
+            problem = str(exc)
+        except (
+            Exception
+        ) as exc:  # e.g. RecursionError: still a reason, never a crash of the whole module
+            problem = f"{type(exc).__name__}: {str(exc)[:100]}"
+        BUILT[name] = problem or arguments
+    return BUILT[name]
+
+
+def buildable(tool: dict[str, Any]) -> bool:
+    return isinstance(built(tool), dict)
 
 
 def arguments_for(tool: dict[str, Any]) -> dict[str, Any]:
-    schema = tool["inputSchema"]
-    defs = schema.get("$defs", {})
+    """The tool's sample arguments (a copy); the test is skipped, with the reason, when none can be built.
+    An argument a client profile made required only to send null for "absent" (routes.json `restore`) is null.
+    """
+    arguments = built(tool)
+    if isinstance(arguments, str):
+        pytest.skip(
+            f"no valid arguments could be built for {tool['name']}: {arguments}"
+        )
+    absent = ROUTES[tool["name"]].get("restore") or {}
     return {
-        key: sample(schema["properties"][key], defs)
-        for key in schema.get("required", [])
+        key: None if absent.get(key, {}).get("absent") else value
+        for key, value in copy.deepcopy(arguments).items()
     }
 
 
@@ -281,10 +655,17 @@ def method(tool: dict[str, Any]) -> str:
 
 
 def first(*conditions: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
-    """The first callable tool (tools.json order) meeting every condition; None when there is none."""
-    return next(
-        (t for t in CALLABLE if all(condition(t) for condition in conditions)), None
-    )
+    """The first callable tool (tools.json order) meeting every condition that has sample arguments; None when
+    no callable tool meets them; the test is skipped when those that do all lack sample arguments.
+    """
+    suiting = [t for t in CALLABLE if all(condition(t) for condition in conditions)]
+    found = next((t for t in suiting if buildable(t)), None)
+    if found is None and suiting:
+        names = ", ".join(t["name"] for t in suiting[:5])
+        pytest.skip(
+            f"no valid arguments could be built for the tools that suit this check ({names})"
+        )
+    return found
 
 
 def idempotent(tool: dict[str, Any]) -> bool:
@@ -292,16 +673,16 @@ def idempotent(tool: dict[str, Any]) -> bool:
 
 
 CALLABLE = [tool for tool in TOOLS if callable_here(tool)]
-# the tool most checks call: the first callable one, an idempotent one if there is one (retries apply)
-TARGET = first(idempotent) or first()
 
 
 def target() -> dict[str, Any]:
+    """The tool most checks call: the first callable one, an idempotent one if there is one (retries apply)."""
+    tool = first(idempotent) or first()
     if (
-        TARGET is None
+        tool is None
     ):  # every tool needs security this server cannot send (test_every_tool... checks them)
         pytest.skip("no tool of this API can be called by this server")
-    return TARGET
+    return tool
 
 
 def path_pattern(template: str) -> re.Pattern[str]:
@@ -329,11 +710,16 @@ async def test_lists_every_tool() -> None:
     for tool, expected in zip(listed, TOOLS):
         assert re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]{0,63}", tool.name)
         assert tool.input_schema["type"] == "object"
-        # annotations as generated (an x-mcp-annotations or config override may set openWorldHint = false)
-        assert tool.annotations is not None
-        assert tool.annotations.open_world_hint is expected["annotations"].get(
-            "openWorldHint", True
+        # annotations as generated: every tool has its title there; a hint left out has its MCP default
+        # (an x-mcp-annotations or config override may set openWorldHint = false)
+        assert (
+            tool.annotations is not None
+            and tool.annotations.title == expected["annotations"]["title"]
         )
+        open_world = tool.annotations.open_world_hint
+        assert (True if open_world is None else open_world) is expected[
+            "annotations"
+        ].get("openWorldHint", True)
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
@@ -344,7 +730,7 @@ async def test_every_tool_sends_its_operation(mode: str) -> None:
     recorder = Recorder(status=204)
     failures = []
     async with Client(server(recorder), mode=mode) as client:
-        for tool in TOOLS:
+        for tool in filter(buildable, TOOLS):  # the others: see test_sample_arguments
             route = ROUTES[tool["name"]]
             recorder.requests.clear()
             result = await client.call_tool(tool["name"], arguments_for(tool))
@@ -369,6 +755,31 @@ async def test_every_tool_sends_its_operation(mode: str) -> None:
                     f"{tool['name']}: sent {request.method} {request.url}, expected {route['method']} {route['path']}"
                 )
     assert not failures, "\n".join(failures)
+
+
+def test_sample_arguments() -> None:
+    """Every tool has sample arguments that its inputSchema accepts; a tool whose schema the builder cannot
+    satisfy (a pattern Python cannot read, a required property the schema forbids, ...) is named with the
+    reason and the test is skipped: the checks above leave it out."""
+    missing = {
+        tool["name"]: reason for tool in TOOLS if isinstance(reason := built(tool), str)
+    }
+    for tool in filter(
+        buildable, TOOLS
+    ):  # checked with jsonschema when built: checked again here
+        assert (
+            Sampler(tool["inputSchema"].get("$defs", {})).problem(
+                tool["inputSchema"], built(tool)
+            )
+            is None
+        )
+    if missing:
+        listed = "; ".join(
+            f"{name}: {reason}" for name, reason in list(missing.items())[:10]
+        )
+        pytest.skip(
+            f"no valid arguments could be built for {len(missing)} of {len(TOOLS)} tools: {listed}"
+        )
 
 
 async def test_api_error_is_a_tool_error_with_status_reason_and_truncated_body() -> (
@@ -493,14 +904,18 @@ def secrets_for(alternative: list[str]) -> dict[str, str]:
 
 
 def alternative_with(key: str) -> tuple[dict[str, Any], list[str]] | None:
-    """The first tool and alternative using `key` that this server sends and no earlier alternative pre-empts."""
+    """The first tool and alternative using `key` that this server sends and no earlier alternative pre-empts
+    (a tool with sample arguments first)."""
+    found: list[tuple[dict[str, Any], list[str]]] = []
     for tool in TOOLS:
         earlier: list[set[str]] = []
         for alt in ROUTES[tool["name"]].get("security", []):
             if key in alt and usable(alt) and not any(e <= set(alt) for e in earlier):
-                return tool, list(alt)
+                if buildable(tool):
+                    return tool, list(alt)
+                found.append((tool, list(alt)))
             earlier.append(set(alt))
-    return None
+    return found[0] if found else None
 
 
 async def test_each_security_scheme_is_applied_as_declared() -> None:
@@ -633,7 +1048,7 @@ async def test_secrets_never_reach_results_or_logs(
     echo = " ".join(SECRETS.values()).encode()
     recorder = Recorder(status=400, body=b'{"error": "bad credentials: ' + echo + b'"}')
     async with Client(server(recorder), mode="legacy") as client:
-        for tool in TOOLS:
+        for tool in filter(buildable, TOOLS):
             if ROUTES[tool["name"]].get("security"):
                 sent = len(recorder.requests)
                 result = await client.call_tool(tool["name"], arguments_for(tool))
@@ -760,7 +1175,7 @@ async def test_schemes_sharing_the_authorization_header_are_not_combined(
     # the same through the server, for this API's own clashing requirements
     recorder = Recorder()
     async with Client(server(recorder), mode="legacy") as client:
-        for tool in TOOLS:
+        for tool in filter(buildable, TOOLS):
             security = ROUTES[tool["name"]].get("security") or []
             if any(not usable(alt) for alt in security):
                 result = await client.call_tool(tool["name"], arguments_for(tool))
@@ -955,6 +1370,335 @@ async def test_health_endpoint_and_mcp_token() -> None:
             "/mcp", headers={"Authorization": "Bearer the-mcp-token"}
         )
         assert allowed.status_code == 200 and allowed.text == "inner"
+
+
+# -- OAuth resource server (HTTP transport) ------------------------------------------------------------
+ISSUER = "http://issuer.test"
+AUDIENCE = "http://127.0.0.1:8000/mcp"
+
+
+class FakeIssuer:
+    """An authorization server: RFC 8414 metadata, a key set of one ES256 key, RFC 8693 token exchange."""
+
+    def __init__(self) -> None:
+        from cryptography.hazmat.primitives.asymmetric import ec
+
+        self.key = ec.generate_private_key(ec.SECP256R1())
+        self.jwk: dict[str, Any] = jwt.algorithms.ECAlgorithm.to_jwk(
+            self.key.public_key(), as_dict=True
+        )
+        self.jwk.update(kid="k1", use="sig", alg="ES256")
+        self.exchanges: list[dict[str, str]] = []
+
+    def token(
+        self,
+        subject: str,
+        audience: str | None = AUDIENCE,
+        scope: str = "",
+        **claims: Any,
+    ) -> str:
+        now = int(time.time())
+        payload = {
+            "iss": ISSUER,
+            "sub": subject,
+            "exp": now + 300,
+            "iat": now,
+            "scope": scope,
+            **claims,
+        }
+        if audience is not None:
+            payload["aud"] = audience
+        return jwt.encode(payload, self.key, algorithm="ES256", headers={"kid": "k1"})
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/.well-known/oauth-authorization-server":
+            metadata = {
+                "issuer": ISSUER,
+                "jwks_uri": f"{ISSUER}/jwks",
+                "token_endpoint": f"{ISSUER}/token",
+            }
+            return httpx.Response(200, json=metadata)
+        if request.url.path == "/jwks":
+            return httpx.Response(200, json={"keys": [self.jwk]})
+        if request.url.path == "/token":
+            form = dict(
+                pair.split("=", 1) for pair in request.content.decode().split("&")
+            )
+            assert (
+                form["grant_type"]
+                == "urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange"
+            )
+            subject = jwt.decode(
+                form["subject_token"], options={"verify_signature": False}
+            )["sub"]
+            self.exchanges.append(
+                {"sub": subject, "auth": request.headers.get("authorization", "")}
+            )
+            return httpx.Response(
+                200,
+                json={"access_token": f"exchanged-for-{subject}", "expires_in": 300},
+            )
+        return httpx.Response(404)
+
+
+def oauth_app(
+    recorder: Recorder, issuer: FakeIssuer, **options: Any
+) -> tuple[Any, Any]:
+    """(MCP server, guarded HTTP app) as an OAuth resource server; `issuer` answers for ISSUER's host."""
+
+    async def both(request: httpx.Request) -> httpx.Response:
+        return (
+            issuer(request)
+            if request.url.host == "issuer.test"
+            else await recorder(request)
+        )
+
+    transport = httpx.MockTransport(both)
+    settings = replace(
+        Settings(base_url=BASE_URL, retries=0, credentials=SECRETS),
+        auth_issuer=ISSUER,
+        auth_audience=AUDIENCE,
+        **options,
+    )
+    mcp_server = build_server(settings, transport)
+    return mcp_server, http_app(mcp_server, settings, auth_transport=transport)
+
+
+def scoped_tool() -> tuple[dict[str, Any], list[str]] | None:
+    """The first tool whose every security alternative lists OAuth2 scopes, with the first one's scopes."""
+    for tool in TOOLS:
+        security = ROUTES[tool["name"]].get("security") or []
+        needed = [
+            [
+                s
+                for key, scopes in alt.items()
+                if SCHEMES.get(key, {}).get("kind") == "oauth2"
+                for s in scopes
+            ]
+            for alt in security
+        ]
+        if needed and all(needed):
+            return tool, needed[0]
+    return None
+
+
+async def test_oauth_metadata_401_and_token_checks() -> None:
+    issuer, recorder = FakeIssuer(), Recorder()
+    mcp_server, app = oauth_app(recorder, issuer)
+    async with mcp_server.session_manager.run():
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://127.0.0.1:8000"
+        ) as http:
+            for path in (
+                "/.well-known/oauth-protected-resource",
+                "/.well-known/oauth-protected-resource/mcp",
+            ):
+                metadata = (await http.get(path)).json()
+                assert metadata["resource"] == AUDIENCE and metadata[
+                    "authorization_servers"
+                ] == [ISSUER]
+            call = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": TOOLS[0]["name"]},
+            }
+            headers = {"Accept": "application/json, text/event-stream"}
+            refused = await http.post("/mcp", json=call, headers=headers)
+            assert refused.status_code == 401
+            expected = 'resource_metadata="http://127.0.0.1:8000/.well-known/oauth-protected-resource/mcp"'
+            assert expected in refused.headers["www-authenticate"]
+            forged = issuer.token("eve").rsplit(".", 1)[0] + ".AAAA"
+            unsigned = issuer.token("eve").split(".")[1]
+            for bad in (
+                issuer.token("eve", audience="http://elsewhere.test/mcp"),
+                issuer.token("eve", exp=int(time.time()) - 600),
+                issuer.token("eve", iss="http://evil.test"),
+                forged,
+                base64.urlsafe_b64encode(b'{"alg":"none"}').decode().rstrip("=")
+                + "."
+                + unsigned
+                + ".",
+            ):
+                answer = await http.post(
+                    "/mcp",
+                    json=call,
+                    headers={**headers, "Authorization": f"Bearer {bad}"},
+                )
+                assert (
+                    answer.status_code == 401
+                    and "invalid_token" in answer.headers["www-authenticate"]
+                )
+            found = scoped_tool()
+            if (
+                found is not None
+            ):  # a tool whose OAuth2 security lists scopes needs them
+                tool, scopes = found
+                call["params"] = {
+                    "name": tool["name"],
+                    "arguments": arguments_for(tool),
+                }
+                token = issuer.token("eve", scope="unrelated")
+                answer = await http.post(
+                    "/mcp",
+                    json=call,
+                    headers={**headers, "Authorization": f"Bearer {token}"},
+                )
+                assert (
+                    answer.status_code == 403
+                    and 'error="insufficient_scope"'
+                    in answer.headers["www-authenticate"]
+                )
+                token = issuer.token("eve", scope=" ".join(scopes))
+                answer = await http.post(
+                    "/mcp",
+                    json=call,
+                    headers={**headers, "Authorization": f"Bearer {token}"},
+                )
+                assert answer.status_code == 200
+    assert len(recorder.requests) == (
+        1 if scoped_tool() else 0
+    )  # only the call with the scopes got through
+
+
+async def test_an_unreachable_issuer_is_503_not_401() -> None:
+    def down(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused", request=request)
+
+    settings = replace(
+        Settings(base_url=BASE_URL), auth_issuer=ISSUER, auth_audience=AUDIENCE
+    )
+    mcp_server = build_server(settings, httpx.MockTransport(down))
+    app = http_app(mcp_server, settings, auth_transport=httpx.MockTransport(down))
+    token = FakeIssuer().token("eve")
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8000"
+    ) as http:
+        answer = await http.post(
+            "/mcp", json={}, headers={"Authorization": f"Bearer {token}"}
+        )
+    assert (
+        answer.status_code == 503
+        and answer.headers["retry-after"]
+        and token not in answer.text
+    )
+
+
+def bearer_tool() -> dict[str, Any] | None:
+    """The first tool whose first security alternative sends a bearer token (http bearer, OAuth2)."""
+    for tool in TOOLS:
+        security = [
+            alt
+            for alt in ROUTES[tool["name"]].get("security") or []
+            if alt and usable(alt)
+        ]
+        if security and any(
+            authorization_family(key) == "bearer" for key in security[0]
+        ):
+            return tool
+    return None
+
+
+@pytest.mark.parametrize("mode", ["exchange", "passthrough"])
+async def test_upstream_gets_each_callers_token(mode: str) -> None:
+    tool = bearer_tool()
+    if (
+        tool is None
+    ):  # no tool sends a bearer token first (none, or only beside other schemes): nothing to swap
+        pytest.skip("no tool's first usable security alternative sends a bearer token")
+    issuer, recorder = FakeIssuer(), Recorder()
+    mcp_server, app = oauth_app(
+        recorder,
+        issuer,
+        upstream_auth=mode,
+        oauth_client_id="server-id",
+        oauth_client_secret="server-secret",
+    )
+    granted = " ".join(
+        sorted(
+            {
+                s
+                for alt in ROUTES[tool["name"]]["security"]
+                for v in alt.values()
+                for s in v
+            }
+        )
+    )
+    tokens = {user: issuer.token(user, scope=granted) for user in ("alice", "bob")}
+    async with mcp_server.session_manager.run():
+        for user in ("alice", "bob", "alice"):
+            headers = {"Authorization": f"Bearer {tokens[user]}"}
+            http = httpx2.AsyncClient(
+                transport=httpx2.ASGITransport(app=app), headers=headers
+            )
+            async with http, Client(
+                streamable_http_client(AUDIENCE, http_client=http), mode="legacy"
+            ) as client:
+                result = await client.call_tool(tool["name"], arguments_for(tool))
+                assert not result.is_error, text_of(result)
+    sent = [request.headers["authorization"] for request in recorder.requests]
+    if mode == "exchange":
+        assert sent == [
+            "Bearer exchanged-for-alice",
+            "Bearer exchanged-for-bob",
+            "Bearer exchanged-for-alice",
+        ]
+        assert [e["sub"] for e in issuer.exchanges] == [
+            "alice",
+            "bob",
+        ]  # cached per subject
+        assert (
+            issuer.exchanges[0]["auth"]
+            == "Basic " + base64.b64encode(b"server-id:server-secret").decode()
+        )
+    else:
+        assert (
+            sent == [f"Bearer {tokens[user]}" for user in ("alice", "bob", "alice")]
+            and not issuer.exchanges
+        )
+
+
+async def test_without_an_http_caller_the_environments_credentials_are_sent() -> None:
+    """stdio (and any in-process client) has no caller token: every mode sends the environment's credential."""
+    tool = bearer_tool()
+    if tool is None:
+        return
+    key = next(
+        k
+        for k in ROUTES[tool["name"]]["security"][0]
+        if authorization_family(k) == "bearer"
+    )
+    recorder = Recorder()
+    settings = {
+        "upstream_auth": "exchange",
+        "auth_issuer": ISSUER,
+        "oauth_client_id": "id",
+        "oauth_client_secret": "s",
+    }
+    async with Client(server(recorder, **settings), mode="legacy") as client:
+        result = await client.call_tool(tool["name"], arguments_for(tool))
+    assert not result.is_error, text_of(result)
+    assert (
+        recorder.requests[0].headers["authorization"]
+        == f"Bearer {SECRETS[SCHEMES[key]['env']['token']]}"
+    )
+
+
+def test_upstream_auth_settings_are_checked_at_start_up(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with pytest.raises(SystemExit, match="needs --auth-issuer"):
+        check_oauth(replace(Settings(), upstream_auth="exchange"))
+    with pytest.raises(SystemExit, match="OAUTH_CLIENT_ID"):
+        check_oauth(replace(Settings(), upstream_auth="exchange", auth_issuer=ISSUER))
+    with caplog.at_level(logging.WARNING):
+        check_oauth(
+            replace(Settings(), upstream_auth="passthrough", auth_issuer=ISSUER)
+        )
+    assert "passthrough" in caplog.text and "forbids" in caplog.text
+    with pytest.raises(SystemExit, match="UPSTREAM_AUTH"):
+        Settings.from_env({f"{ENV_PREFIX}_UPSTREAM_AUTH": "forward"})
 
 
 # -- timeouts, retries, limits, cancellation, progress ------------------------------------------------
@@ -1701,6 +2445,12 @@ def test_help_and_readme_document_every_setting() -> None:
     assert set(CREDENTIAL_VARIABLES + OPTIONAL_VARIABLES) <= set(environ.read)
     help_text = environment_help()
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    example = (Path(__file__).parent.parent / ".env.example").read_text(
+        encoding="utf-8"
+    )
+    assert all(
+        f"# {name}=" in example for name in environ.read
+    )  # .env.example lists every variable
     for text in (help_text, readme):
         for name in environ.read:
             assert (

@@ -79,18 +79,36 @@ class Auth:
         values += [t.value for t in self._tokens.values() if len(t.value) >= 4]
         return sorted(set(values), key=len, reverse=True)
 
-    def redact(self, text: str) -> str:
-        for secret in self.secrets():
+    def redact(self, text: str, extra: Sequence[str] = ()) -> str:
+        """`text` with every secret in use (and `extra` ones, e.g. the caller's token) replaced by ***."""
+        for secret in sorted(
+            {*self.secrets(), *(e for e in extra if len(e) >= 4)}, key=len, reverse=True
+        ):
             if secret in text:
                 text = text.replace(secret, "***")
         return text
+
+    def redact_bytes(self, data: bytes, extra: Sequence[str] = ()) -> bytes:
+        """`data` (an answer's body) with every secret replaced by ***, before any of it is quoted or cut: a
+        secret cut in half would no longer be recognised."""
+        for secret in sorted(
+            {*self.secrets(), *(e for e in extra if len(e) >= 4)}, key=len, reverse=True
+        ):
+            raw = secret.encode()
+            if raw in data:
+                data = data.replace(raw, b"***")
+        return data
 
     def forget_tokens(self) -> None:
         """Drop cached client-credentials tokens (the API refused one)."""
         self._tokens.clear()
 
-    async def apply(self, security: Security, request: Request) -> Request:
-        """`request` with the credentials of the first usable, configured alternative; AuthError if none."""
+    async def apply(
+        self, security: Security, request: Request, bearer: str | None = None
+    ) -> Request:
+        """`request` with the credentials of the first usable, configured alternative; AuthError if none.
+        `bearer` (the caller's own or exchanged token) replaces the environment's token of bearer schemes.
+        """
         if not security:
             return request
         missing: list[str] = []
@@ -106,7 +124,7 @@ class Auth:
             if reasons or clash:
                 impossible.append("; ".join(reasons + ([clash] if clash else [])))
                 continue
-            lacking = self._lacking(alternative)
+            lacking = self._lacking(alternative, bearer)
             if not lacking:
                 chosen = alternative
                 break
@@ -132,30 +150,36 @@ class Auth:
                     + ".)"
                 )
             raise AuthError(message)
-        bearer = next(
+        one = next(
             (
                 k
                 for k in chosen
-                if authorization_family(k) == "bearer" and not self._missing(k)
+                if authorization_family(k) == "bearer"
+                and (bearer or not self._missing(k))
             ),
             None,
         )
         for key, scopes in chosen.items():
-            if (
-                authorization_family(key) != "bearer" or key == bearer
-            ):  # one bearer token for them all
+            if authorization_family(key) != "bearer":
                 request = await self._apply_one(key, tuple(scopes), request)
+            elif key == one:  # one bearer token for them all
+                if bearer is not None:
+                    request = _header(request, "Authorization", f"Bearer {bearer}")
+                else:
+                    request = await self._apply_one(key, tuple(scopes), request)
         return request
 
-    def _lacking(self, alternative: Mapping[str, Sequence[str]]) -> list[str]:
+    def _lacking(
+        self, alternative: Mapping[str, Sequence[str]], bearer: str | None = None
+    ) -> list[str]:
         """What to set for `alternative`: each scheme's variables, except that the bearer-token schemes
-        of one requirement share the Authorization header, so any one of them will do.
+        of one requirement share the Authorization header, so any one of them will do (or the caller's token).
         """
         bearers = [key for key in alternative if authorization_family(key) == "bearer"]
         lacking = [
             m for key in alternative if key not in bearers for m in self._missing(key)
         ]
-        if bearers and all(self._missing(key) for key in bearers):
+        if bearers and bearer is None and all(self._missing(key) for key in bearers):
             lacking.append(
                 " or ".join(m for key in bearers for m in self._missing(key))
             )

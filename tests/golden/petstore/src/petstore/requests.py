@@ -87,6 +87,9 @@ class Route:
     fixed: tuple[
         tuple[str, str, str], ...
     ] = ()  # (header | query | cookie, name, value) sent every time
+    restore: Mapping[str, Any] | None = (
+        None  # arguments reshaped for a client profile (restore.py)
+    )
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Route:
@@ -103,6 +106,7 @@ class Route:
             fixed=tuple(
                 (f["in"], f["name"], f["value"]) for f in data.get("fixed", ())
             ),
+            restore=data.get("restore"),
         )
 
 
@@ -115,20 +119,37 @@ class Request:
 
 
 def file_shorthand(route: Route, arguments: dict[str, Any]) -> dict[str, Any]:
-    """`arguments` with each multipart file given as a plain base64 string turned into {"content": string}."""
+    """`arguments` with each multipart file given as a plain base64 string turned into {"content": string}
+    (plus null for each field a client profile made required only to be sent as null: see restore.py).
+    """
     files = [arg.arg for arg in route.args if arg.file and arg.arg in arguments]
     if not files:
         return arguments
     out = dict(arguments)
     for key in files:
         value = out[key]
+        shape = (route.restore or {}).get(key) or {}
         if isinstance(value, str):
-            out[key] = {"content": value}
+            out[key] = _file_part(value, shape)
         elif isinstance(value, list):
             out[key] = [
-                {"content": item} if isinstance(item, str) else item for item in value
+                (
+                    _file_part(item, shape.get("items") or {})
+                    if isinstance(item, str)
+                    else item
+                )
+                for item in value
             ]
     return out
+
+
+def _file_part(content: str, shape: Mapping[str, Any]) -> dict[str, Any]:
+    nulls = {
+        name: None
+        for name, field in (shape.get("properties") or {}).items()
+        if field.get("absent")
+    }
+    return {**nulls, "content": content}
 
 
 def concrete_type(media_type: str | None) -> str | None:

@@ -11,6 +11,7 @@ traceback, and no secret reaches a result, an error or a log line.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hmac
 import json
 import logging
@@ -30,20 +31,28 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from .auth import SCHEMES, Auth, AuthError, Security
+from .links import contents, parse_uri, result_uri
+from .paging import Failed, Shaping
 from .requests import ArgumentError, Route, build_request, file_shorthand
-from .responses import failure, to_result
+from .responses import failure
+from .restore import restore
+from .shaping import respond
 from .settings import (
     CREDENTIAL_VARIABLES,
+    DEFAULT_RESULT_TOKENS,
     DEFAULT_TIMEOUT,
     ENV_PREFIX,
     OPTIONAL_VARIABLES,
     Settings,
 )
-from .upstream import Upstream, UpstreamError, fetch_token
+from .upstream import Reply, Upstream, UpstreamError, fetch_token
 from .validation import Validators
 
-if TYPE_CHECKING:  # for annotations only (.upstream imports httpx itself)
+if (
+    TYPE_CHECKING
+):  # for annotations only (.upstream imports httpx itself; .oauth only with OAuth)
     import httpx
+    from mcp.server.auth.provider import AccessToken
 
 NAME = "petstore"
 VERSION = "1.0.0"
@@ -98,6 +107,14 @@ class Routes:
         """The tool's security requirements: alternatives of schemes -> scopes ([]: none)."""
         raw = self._load().get(name)
         return (raw.get("security") or []) if raw else []
+
+    def names(self) -> list[str]:
+        return list(self._load())
+
+    def shaping(self, name: str) -> Shaping:
+        """How the tool's JSON results are shaped (next pages, projection, budget)."""
+        raw = self._load().get(name)
+        return Shaping.from_json(raw.get("results") if raw else None)
 
     def get(self, name: str) -> Route | None:
         route = self._built.get(name)
@@ -168,6 +185,13 @@ def build_server(
         return await fetch_token(upstream, url, form, user, password)
 
     auth = Auth(settings.credentials, token, settings.base_url or "")
+    upstream_credential = None
+    if (
+        settings.upstream_auth != "static"
+    ):  # per caller (HTTP with OAuth only; stdio keeps the environment's)
+        from .oauth import UpstreamCredential
+
+        upstream_credential = UpstreamCredential(settings, transport)
     state = {
         "level": "warning"
     }  # MCP log level set by a handshake-era client (logging/setLevel)
@@ -221,9 +245,12 @@ def build_server(
         started = time.perf_counter()
         status: int | str = "-"
         retries = 0
+        caller = (
+            caller_of(ctx) if settings.auth_issuer else None
+        )  # the verified token (HTTP with OAuth)
         try:
             result, status, retries = await execute(
-                ctx, params.name, route, params.arguments or {}
+                ctx, params.name, route, params.arguments or {}, caller
             )
         except (
             Exception
@@ -238,13 +265,18 @@ def build_server(
             )
         elapsed = (time.perf_counter() - started) * 1000
         audit.info(
-            "tool=%s method=%s path=%s status=%s ms=%.1f retries=%d",
+            "tool=%s method=%s path=%s status=%s ms=%.1f retries=%d subject=%s",
             params.name,
             route.method,
             route.path,
             status,
             elapsed,
             retries,
+            (
+                printable(caller.subject or caller.client_id)
+                if caller is not None
+                else "-"
+            ),
         )
         if result.is_error:
             block = result.content[0]
@@ -264,7 +296,10 @@ def build_server(
         name: str,
         route: Route,
         arguments: dict[str, Any],
+        caller: AccessToken | None,
+        whole: bool = False,
     ) -> tuple[types.CallToolResult, int | str, int]:
+        """One call of tool `name`; `whole`: the answer without the result budget (a result link being read)."""
         deadline = (
             time.monotonic() + settings.timeout
         )  # the call's one deadline: token, connect, send, answer, retries
@@ -276,20 +311,20 @@ def build_server(
         if not settings.base_url or "://" not in settings.base_url:
             message = f"No upstream base URL is configured: set {ENV_PREFIX}_BASE_URL or pass --base-url."
             return failure(message), "unconfigured", 0
-        try:
-            with anyio.fail_after(max(deadline - time.monotonic(), 0.001)):
-                request = await auth.apply(
-                    routes.security(name), build_request(route, arguments)
+        bearer = None
+        if upstream_credential is not None and caller is not None:
+            from .oauth import OAuthError
+
+            try:
+                bearer = await upstream_credential.bearer(caller)
+            except OAuthError as exc:
+                return (
+                    failure(f"No upstream credential for this caller: {exc}"),
+                    "auth",
+                    0,
                 )
-        except ArgumentError as exc:
-            return failure(f"Invalid arguments for {name}: {exc}"), "invalid", 0
-        except AuthError as exc:
-            return failure(auth.redact(str(exc))), "auth", 0
-        except TimeoutError:
-            message = (
-                f"No access token within the total timeout of {settings.timeout:g} s."
-            )
-            return failure(message), "network", 0
+        private = [caller.token] if caller is not None else []
+        private += [bearer] if bearer else []
         progress = (
             Progress(ctx)
             if ctx.meta and ctx.meta.get("progress_token") is not None
@@ -313,33 +348,124 @@ def build_server(
             if progress is not None:
                 await progress.step(message)
 
-        try:
-            if progress is None:
-                reply = await upstream.fetch(request, on_retry, deadline)
-            else:
-                work = upstream.fetch(request, on_retry, deadline)
-                reply = await with_heartbeat(progress, work, settings.progress_interval)
-        except UpstreamError as exc:
+        async def send(args: dict[str, Any]) -> Reply | Failed:
+            """One request of this call (a later page too): built, authenticated, sent within the deadline."""
+            try:
+                with anyio.fail_after(max(deadline - time.monotonic(), 0.001)):
+                    request = await auth.apply(
+                        routes.security(name),
+                        build_request(route, restore(args, route.restore)),
+                        bearer,
+                    )
+            except ArgumentError as exc:
+                return Failed(
+                    failure(f"Invalid arguments for {name}: {exc}"), "invalid", 0
+                )
+            except AuthError as exc:
+                return Failed(failure(auth.redact(str(exc), private)), "auth", 0)
+            except TimeoutError:
+                message = f"No access token within the total timeout of {settings.timeout:g} s."
+                return Failed(failure(message), "network", 0)
+            try:
+                if progress is None:
+                    reply = await upstream.fetch(request, on_retry, deadline)
+                else:
+                    work = upstream.fetch(request, on_retry, deadline)
+                    reply = await with_heartbeat(
+                        progress, work, settings.progress_interval
+                    )
+            except UpstreamError as exc:
+                return Failed(
+                    failure(
+                        auth.redact(f"{route.method} {route.path}: {exc}", private)
+                    ),
+                    "network",
+                    exc.retries,
+                )
+            if reply.status == 401 and any(
+                SCHEMES.get(k, {}).get("kind") == "oauth2"
+                for alt in routes.security(name)
+                for k in alt
+            ):
+                auth.forget_tokens()  # a cached token may have been revoked: fetch a new one next time
+            body = auth.redact_bytes(
+                reply.body, private
+            )  # an API may echo a secret: masked before any cut
             return (
-                failure(auth.redact(f"{route.method} {route.path}: {exc}")),
-                "network",
-                exc.retries,
+                reply if body is reply.body else dataclasses.replace(reply, body=body)
             )
-        if reply.status == 401 and any(
-            SCHEMES.get(k, {}).get("kind") == "oauth2"
-            for alt in routes.security(name)
-            for k in alt
-        ):
-            auth.forget_tokens()  # a cached token may have been revoked: fetch a new one next time
-        result = to_result(
+
+        reply = await send(arguments)
+        if isinstance(reply, Failed):
+            return reply.result, reply.status, reply.retries
+        # every result goes through respond: next pages, `fields`, `max_items`/`max_pages` and the budget
+        result = await respond(
             name,
+            routes.shaping(name),
+            arguments,
             reply,
+            send,
+            deadline,
+            tokens=settings.result_tokens,
             structured=structured[name],
             wrap=route.wrap_result,
             check=outputs.first_level_failures,
             limit=settings.max_response_bytes,
+            uri=(
+                result_uri(name, arguments)
+                if route.method == "GET" and not whole
+                else None
+            ),
+            whole=whole,
         )
-        return masked(result, auth), reply.status, reply.retries
+        return masked(result, auth, private), reply.status, reply.retries
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[]
+        )  # result links are made per call, never listed
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        """A result link (links.py): the read-only call it names, run again without the result budget."""
+        call = parse_uri(params.uri)
+        route = routes.get(call[0]) if call else None
+        if call is None or route is None or route.method != "GET":
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Unknown resource: {params.uri[:200]}",
+            )
+        try:
+            result, status, _ = await execute(
+                ctx,
+                call[0],
+                route,
+                call[1],
+                caller_of(ctx) if settings.auth_issuer else None,
+                whole=True,
+            )
+        except Exception as exc:  # as for tools/call: never a traceback
+            log.error("resource %s failed: %s", call[0], type(exc).__name__)
+            raise MCPError(
+                code=types.INTERNAL_ERROR,
+                message=f"Internal error while reading {call[0]}",
+            ) from None
+        audit.info(
+            "resource tool=%s method=%s path=%s status=%s",
+            call[0],
+            route.method,
+            route.path,
+            status,
+        )
+        if result.is_error:
+            raise MCPError(
+                code=types.INTERNAL_ERROR,
+                message=getattr(result.content[0], "text", "error")[:2000],
+            )
+        return types.ReadResourceResult(contents=contents(params.uri, result))
 
     server: Server[Any] = Server(
         NAME,
@@ -351,22 +477,50 @@ def build_server(
     server.add_request_handler(
         "logging/setLevel", types.SetLevelRequestParams, set_level
     )
+    server.add_request_handler(
+        "resources/list", types.PaginatedRequestParams, list_resources
+    )
+    server.add_request_handler(
+        "resources/read", types.ReadResourceRequestParams, read_resource
+    )
     return server
 
 
-def masked(result: types.CallToolResult, auth: Auth) -> types.CallToolResult:
-    """`result` with every configured secret replaced by *** (an API may echo a key back)."""
+def masked(
+    result: types.CallToolResult, auth: Auth, extra: Sequence[str] = ()
+) -> types.CallToolResult:
+    """`result` with every configured secret (and `extra`: the caller's tokens) replaced by *** (an API may
+    echo a key back)."""
     found = False
     for block in result.content:
         if isinstance(block, types.TextContent):
-            redacted = auth.redact(block.text)
+            redacted = auth.redact(block.text, extra)
             found = found or redacted != block.text
             block.text = redacted
     if found and result.structured_content is not None:
         result.structured_content = json.loads(
-            auth.redact(json.dumps(result.structured_content))
+            auth.redact(json.dumps(result.structured_content), extra)
         )
+    if found and result.meta is not None:  # `next` may travel here
+        result.meta = json.loads(auth.redact(json.dumps(result.meta), extra))
     return result
+
+
+def caller_of(ctx: ServerRequestContext[Any]) -> AccessToken | None:
+    """The verified access token behind this call (HTTP with OAuth); None on stdio."""
+    if ctx.request is None:
+        return None
+    from .resource import caller
+
+    return caller(ctx.request)
+
+
+def printable(text: str) -> str:
+    """A subject for the audit line: printable, no spaces, bounded."""
+    return (
+        "".join(c if c.isprintable() and not c.isspace() else "?" for c in text)[:128]
+        or "-"
+    )
 
 
 async def with_heartbeat(
@@ -447,11 +601,26 @@ async def _respond(
 
 
 def http_app(
-    server: Server[Any], settings: Settings, host: str = "127.0.0.1"
+    server: Server[Any],
+    settings: Settings,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    auth_transport: httpx.AsyncBaseTransport | None = None,
 ) -> ASGIApp:
-    """The streamable HTTP app (stateless, at /mcp), guarded; run it under any ASGI server."""
+    """The streamable HTTP app (stateless, at /mcp), guarded: by OAuth access tokens with an issuer configured
+    (oauth.py; `auth_transport` replaces the network to it in tests), else by the shared MCP token if set.
+    """
     app = server.streamable_http_app(stateless_http=True, host=host)
     tool_count = len(load_tools())
+    if settings.auth_issuer:
+        from .resource import resource_server
+
+        audience = settings.auth_audience or f"http://{host}:{port}/mcp"
+        return guard(
+            resource_server(app, settings, audience, load_routes(), auth_transport),
+            None,
+            tool_count,
+        )
     return guard(app, settings.mcp_token, tool_count)
 
 
@@ -469,9 +638,18 @@ def environment_help() -> str:
         f"  {ENV_PREFIX}_RATE_LIMIT          requests per second to the API (default 0: no limit)",
         f"  {ENV_PREFIX}_MAX_CONNECTIONS     requests in flight at once, and pooled connections (default 20)",
         f"  {ENV_PREFIX}_MAX_RESPONSE_BYTES  size cap of a result's text, in UTF-8 bytes (default 1000000)",
+        f"  {ENV_PREFIX}_RESULT_TOKENS       tokens (characters / 4) a JSON result may take before it is trimmed",
+        f"                                   to whole items (default {DEFAULT_RESULT_TOKENS}; 0: no budget)",
         f"  {ENV_PREFIX}_PROGRESS_INTERVAL   seconds between progress notifications of a waiting call (default 2; 0: none)",
         f"  {ENV_PREFIX}_LOG_LEVEL           stderr log level (default INFO: one audit line per call)",
-        f"  {ENV_PREFIX}_MCP_TOKEN           bearer token required by --transport http",
+        f"  {ENV_PREFIX}_MCP_TOKEN           bearer token required by --transport http (the simple option)",
+        f"  {ENV_PREFIX}_AUTH_ISSUER         --auth-issuer: OAuth authorization server whose tokens are accepted",
+        f"  {ENV_PREFIX}_AUTH_AUDIENCE       --auth-audience: this server's resource URL (the tokens' aud)",
+        f"  {ENV_PREFIX}_AUTH_INTROSPECTION_URL  --auth-introspection-url: RFC 7662 endpoint for opaque tokens",
+        f"  {ENV_PREFIX}_AUTH_SCOPES         --auth-scopes: scopes every call needs",
+        f"  {ENV_PREFIX}_UPSTREAM_AUTH       --upstream-auth: static (default), exchange or passthrough",
+        f"  {ENV_PREFIX}_OAUTH_CLIENT_ID     this server's own OAuth client (token exchange, introspection)",
+        f"  {ENV_PREFIX}_OAUTH_CLIENT_SECRET its secret",
     ]
     if CREDENTIAL_VARIABLES:
         lines += [
@@ -521,8 +699,39 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         f"(overrides {ENV_PREFIX}_TIMEOUT; default {DEFAULT_TIMEOUT:g})",
     )
     parser.add_argument(
+        "--result-tokens",
+        type=_tokens,
+        help="tokens (characters / 4) a JSON result may take before it is trimmed "
+        f"(overrides {ENV_PREFIX}_RESULT_TOKENS; default {DEFAULT_RESULT_TOKENS}; 0: no budget)",
+    )
+    parser.add_argument(
         "--log-level",
         help=f"stderr log level (overrides {ENV_PREFIX}_LOG_LEVEL; default INFO)",
+    )
+    oauth = parser.add_argument_group(
+        "OAuth (HTTP transport; each option has its environment twin)"
+    )
+    oauth.add_argument(
+        "--auth-issuer",
+        help=f"accept access tokens of this authorization server ({ENV_PREFIX}_AUTH_ISSUER)",
+    )
+    oauth.add_argument(
+        "--auth-audience",
+        help=f"this server's resource URL, the tokens' aud (default: its URL + /mcp; {ENV_PREFIX}_AUTH_AUDIENCE)",
+    )
+    oauth.add_argument(
+        "--auth-introspection-url",
+        help=f"RFC 7662 endpoint for opaque tokens ({ENV_PREFIX}_AUTH_INTROSPECTION_URL)",
+    )
+    oauth.add_argument(
+        "--auth-scopes",
+        help=f"scopes every call needs, space-separated ({ENV_PREFIX}_AUTH_SCOPES)",
+    )
+    oauth.add_argument(
+        "--upstream-auth",
+        choices=("static", "exchange", "passthrough"),
+        help=f"API credential of bearer schemes: the environment's (static, default), the caller's token exchanged "
+        f"(RFC 8693), or the caller's token as is (passthrough: see the README) ({ENV_PREFIX}_UPSTREAM_AUTH)",
     )
     return parser.parse_args(argv)
 
@@ -539,6 +748,14 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _tokens(text: str) -> int:
+    if not text.isdigit() or len(text) > 12:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number of tokens (0: no budget), got {text!r}"
+        )
+    return int(text)
+
+
 def settings_from(
     args: argparse.Namespace, environ: Mapping[str, str] | None = None
 ) -> Settings:
@@ -549,8 +766,46 @@ def settings_from(
         settings,
         base_url=args.base_url or settings.base_url,
         timeout=args.timeout or settings.timeout,
+        result_tokens=(
+            settings.result_tokens if args.result_tokens is None else args.result_tokens
+        ),
         log_level=(args.log_level or settings.log_level).upper(),
+        auth_issuer=args.auth_issuer or settings.auth_issuer,
+        auth_audience=args.auth_audience or settings.auth_audience,
+        auth_introspection_url=args.auth_introspection_url
+        or settings.auth_introspection_url,
+        auth_scopes=(
+            tuple(args.auth_scopes.replace(",", " ").split())
+            if args.auth_scopes
+            else settings.auth_scopes
+        ),
+        upstream_auth=args.upstream_auth or settings.upstream_auth,
     )
+
+
+def check_oauth(settings: Settings) -> None:
+    """Refuse OAuth settings that cannot work together; warn about the risky ones."""
+    if settings.upstream_auth != "static" and not settings.auth_issuer:
+        raise SystemExit(
+            f"--upstream-auth {settings.upstream_auth} needs --auth-issuer (callers' tokens come from it)"
+        )
+    if settings.upstream_auth == "exchange" and not (
+        settings.oauth_client_id and settings.oauth_client_secret
+    ):
+        raise SystemExit(
+            f"--upstream-auth exchange needs {ENV_PREFIX}_OAUTH_CLIENT_ID and {ENV_PREFIX}_OAUTH_CLIENT_SECRET"
+        )
+    if settings.upstream_auth == "passthrough":
+        log.warning(
+            "--upstream-auth passthrough: callers' access tokens are forwarded to the API unchanged. The MCP "
+            "specification forbids this by default (token passthrough): the API must itself accept tokens issued "
+            "for this server, and a token leaked here works there too"
+        )
+    if settings.auth_issuer and settings.mcp_token:
+        log.warning(
+            "%s_MCP_TOKEN is ignored: with --auth-issuer only access tokens of the issuer are accepted",
+            ENV_PREFIX,
+        )
 
 
 def configure_logging(level: str) -> None:
@@ -576,16 +831,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.transport == "http":
         import uvicorn
 
+        check_oauth(settings)
         if (
             args.host not in ("127.0.0.1", "localhost", "::1")
             and not settings.mcp_token
+            and not settings.auth_issuer
         ):
             log.warning(
                 "serving on %s without %s_MCP_TOKEN: anyone who can reach it can call the API",
                 args.host,
                 ENV_PREFIX,
             )
-        app = http_app(server, settings, args.host)
+        app = http_app(server, settings, args.host, args.port)
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
         return
 

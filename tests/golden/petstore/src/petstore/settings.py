@@ -25,10 +25,16 @@ DEFAULT_BACKOFF = 0.5  # seconds before the first retry (without Retry-After); d
 DEFAULT_RATE_LIMIT = 0.0  # requests per second to the API; 0: unlimited
 DEFAULT_MAX_CONNECTIONS = 20
 DEFAULT_MAX_RESPONSE_BYTES = 1_000_000  # larger bodies are truncated, with a note
+DEFAULT_RESULT_TOKENS = 20_000  # a JSON result past about this many tokens (characters / 4) is trimmed; 0: no budget
 DEFAULT_PROGRESS_INTERVAL = (
     2.0  # seconds between progress notifications while a call waits; 0: none
 )
 DEFAULT_LOG_LEVEL = "INFO"
+UPSTREAM_AUTH_MODES = (
+    "static",
+    "exchange",
+    "passthrough",
+)  # where the API credential of a bearer scheme comes from
 
 # The environment variables holding credentials, one set per security scheme the tools use.
 CREDENTIAL_VARIABLES: tuple[str, ...] = (
@@ -48,6 +54,7 @@ class Settings:
     rate_limit: float = DEFAULT_RATE_LIMIT
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    result_tokens: int = DEFAULT_RESULT_TOKENS
     progress_interval: float = DEFAULT_PROGRESS_INTERVAL
     credentials: Mapping[str, str] = field(
         default_factory=dict
@@ -56,6 +63,16 @@ class Settings:
         None  # bearer token required on the HTTP transport's /mcp endpoint
     )
     log_level: str = DEFAULT_LOG_LEVEL
+    # HTTP transport as an OAuth resource server (see oauth.py); None: not used
+    auth_issuer: str | None = None
+    auth_audience: str | None = None  # default: the server's own URL + /mcp
+    auth_introspection_url: str | None = None
+    auth_scopes: tuple[str, ...] = ()
+    upstream_auth: str = "static"  # static | exchange | passthrough
+    oauth_client_id: str | None = (
+        None  # this server's own OAuth client (token exchange, introspection)
+    )
+    oauth_client_secret: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -88,6 +105,14 @@ class Settings:
                     env, f"{ENV_PREFIX}_MAX_RESPONSE_BYTES", DEFAULT_MAX_RESPONSE_BYTES
                 )
             ),
+            result_tokens=int(
+                _number(
+                    env,
+                    f"{ENV_PREFIX}_RESULT_TOKENS",
+                    DEFAULT_RESULT_TOKENS,
+                    allow_zero=True,
+                )
+            ),
             progress_interval=_number(
                 env,
                 f"{ENV_PREFIX}_PROGRESS_INTERVAL",
@@ -97,7 +122,28 @@ class Settings:
             credentials={name: env[name] for name in names if env.get(name)},
             mcp_token=env.get(f"{ENV_PREFIX}_MCP_TOKEN") or None,
             log_level=(env.get(f"{ENV_PREFIX}_LOG_LEVEL") or DEFAULT_LOG_LEVEL).upper(),
+            auth_issuer=env.get(f"{ENV_PREFIX}_AUTH_ISSUER") or None,
+            auth_audience=env.get(f"{ENV_PREFIX}_AUTH_AUDIENCE") or None,
+            auth_introspection_url=env.get(f"{ENV_PREFIX}_AUTH_INTROSPECTION_URL")
+            or None,
+            auth_scopes=tuple(
+                (env.get(f"{ENV_PREFIX}_AUTH_SCOPES") or "").replace(",", " ").split()
+            ),
+            upstream_auth=upstream_auth(
+                env.get(f"{ENV_PREFIX}_UPSTREAM_AUTH") or "static",
+                f"{ENV_PREFIX}_UPSTREAM_AUTH",
+            ),
+            oauth_client_id=env.get(f"{ENV_PREFIX}_OAUTH_CLIENT_ID") or None,
+            oauth_client_secret=env.get(f"{ENV_PREFIX}_OAUTH_CLIENT_SECRET") or None,
         )
+
+
+def upstream_auth(value: str, where: str) -> str:
+    if value not in UPSTREAM_AUTH_MODES:
+        raise SystemExit(
+            f"{where} must be one of {', '.join(UPSTREAM_AUTH_MODES)}, got {value!r}"
+        )
+    return value
 
 
 def _number(

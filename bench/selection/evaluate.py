@@ -1,0 +1,156 @@
+"""Tool-selection benchmark: does search find the operation a user's request needs?
+
+For each spec with a task file here (github.yaml, stripe.yaml, ...), map the spec to tools exactly as
+the generator does, build the discovery search index, and rank the tools for each task's words. A task
+counts as found at k when one of its operations is among the first k results. Prints recall@1 and
+recall@5 per spec for our ranking and for a baseline: plain BM25 (bm25s, its default English tokenizer,
+no stemming) over each tool's one-line summary.
+
+    .venv/bin/python bench/selection/evaluate.py [--spec github ...] [--json bench/results/selection.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import bm25s
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from codegen.config import Config  # noqa: E402
+from codegen.pipeline import analyze  # noqa: E402
+from codegen.surface.search_index import Analyzer, build_index, rank, short_summary  # noqa: E402
+from codegen.surface.plans import ToolSpec  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+SPECS = ("github", "stripe", "asana", "slack")
+
+
+@dataclass(frozen=True)
+class Task:
+    text: str
+    operations: frozenset[str]
+
+
+def load_tasks(name: str) -> list[Task]:
+    data = yaml.safe_load((HERE / f"{name}.yaml").read_text(encoding="utf-8"))
+    return [Task(str(t["task"]), frozenset(t["operations"])) for t in data["tasks"]]
+
+
+def spec_paths() -> dict[str, str]:
+    out = subprocess.run(
+        [str(ROOT / "tools" / "list-specs"), "--named", "--tsv"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    return {line.split("\t")[0]: line.split("\t")[1] for line in out.splitlines() if "\t" in line}
+
+
+def spec_tools(path: str) -> list[ToolSpec]:
+    _, tools, _ = analyze(Config(spec=path, validate=False))
+    return tools
+
+
+def recall(ranked: list[list[str]], tasks: list[Task], k: int) -> float:
+    hits = sum(1 for found, task in zip(ranked, tasks) if task.operations.intersection(found[:k]))
+    return hits / len(tasks)
+
+
+def ours(tools: list[ToolSpec], tasks: list[Task], index: dict[str, Any] | None = None) -> list[list[str]]:
+    index = index or build_index(tools)
+    analyzer = Analyzer()
+    operations = [doc["operation"] for doc in index["tools"]]
+    return [[operations[i] for i in rank(index, analyzer.stems(task.text), 5)] for task in tasks]
+
+
+def baseline(tools: list[ToolSpec], tasks: list[Task]) -> list[list[str]]:
+    corpus = [short_summary(tool, None) for tool in tools]
+    model = bm25s.BM25()
+    model.index(bm25s.tokenize(corpus, show_progress=False), show_progress=False)
+    operations = [f"{tool.operation.method} {tool.operation.path}" for tool in tools]
+    out = []
+    for task in tasks:
+        query = bm25s.tokenize([task.text], show_progress=False)
+        docs, scores = model.retrieve(query, k=5, show_progress=False)
+        out.append([operations[int(d)] for d, s in zip(docs[0], scores[0]) if s > 0])
+    return out
+
+
+def evaluate(name: str, path: str) -> dict[str, Any]:
+    tasks = load_tasks(name)
+    started = time.perf_counter()
+    tools = spec_tools(path)
+    index = build_index(tools)
+    built = time.perf_counter() - started
+    result: dict[str, Any] = {"spec": name, "tools": len(tools), "tasks": len(tasks), "seconds": round(built, 1)}
+    for label, ranked in (("ours", ours(tools, tasks, index)), ("bm25_summary", baseline(tools, tasks))):
+        result[label] = {"recall@1": round(recall(ranked, tasks, 1), 3), "recall@5": round(recall(ranked, tasks, 5), 3)}
+        if label == "ours":
+            result["misses@5"] = [t.text for found, t in zip(ranked, tasks) if not t.operations.intersection(found)]
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--spec", action="append", choices=SPECS, help="default: every spec with a task file")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--markdown", type=Path, help="also write the table, with the misses, as Markdown here")
+    parser.add_argument("--misses", action="store_true", help="print the tasks our ranking misses at 5")
+    args = parser.parse_args(argv)
+    paths = spec_paths()
+    results = [evaluate(name, paths[name]) for name in args.spec or SPECS]
+    print(f"{'spec':8} {'tools':>5} {'tasks':>5}  {'ours r@1':>8} {'ours r@5':>8}  {'bm25 r@1':>8} {'bm25 r@5':>8}")
+    for r in results:
+        o, b = r["ours"], r["bm25_summary"]
+        print(
+            f"{r['spec']:8} {r['tools']:5} {r['tasks']:5}  {o['recall@1']:8.1%} {o['recall@5']:8.1%}"
+            f"  {b['recall@1']:8.1%} {b['recall@5']:8.1%}"
+        )
+        if args.misses:
+            for text in r["misses@5"]:
+                print(f"    miss: {text}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    if args.markdown:
+        args.markdown.write_text(markdown(results), encoding="utf-8")
+    return 0
+
+
+def markdown(results: list[dict[str, Any]]) -> str:
+    lines = [
+        "# Tool selection: recall of the discovery search",
+        "",
+        "`.venv/bin/python bench/selection/evaluate.py --json bench/results/selection.json "
+        "--markdown bench/results/selection.md`",
+        "",
+        "A task is found at k when one of its operations is among the first k results. Baseline: plain BM25",
+        "(bm25s, default English tokenizer, no stemming) over each tool's one-line summary.",
+        "",
+        "| spec | tools | tasks | ours recall@1 | ours recall@5 | baseline recall@1 | baseline recall@5 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        o, b = r["ours"], r["bm25_summary"]
+        lines.append(
+            f"| {r['spec']} | {r['tools']} | {r['tasks']} | {o['recall@1']:.1%} | {o['recall@5']:.1%} "
+            f"| {b['recall@1']:.1%} | {b['recall@5']:.1%} |"
+        )
+    lines += ["", "Tasks our ranking misses at 5:", ""]
+    for r in results:
+        lines += [f"- {r['spec']}: " + "; ".join(f"“{text}”" for text in r["misses@5"])]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

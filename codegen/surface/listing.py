@@ -1,0 +1,65 @@
+"""What tools/list costs a client, and keeping it within reach.
+
+Output schemas tell a client the shape of a result; no model needs them to choose or call a tool. When the
+whole tools/list (cl100k tokens of tools.json as sent) exceeds LISTING_TOKENS with them, they are left out
+of it: every tool still returns its result, as text (and structured content where the tool keeps a schema),
+and a warning says how much the listing saved. Everything a call needs (names, input schemas, descriptions,
+annotations) stays.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ..problems import Level, Problem
+from .plans import ToolSpec
+from .tokens import count_tokens
+
+LISTING_TOKENS = 200_000  # more than any model's context window holds for tools
+
+
+def listing_tokens(tools: Sequence[ToolSpec]) -> int:
+    """cl100k tokens of the tools/list entries, serialized as tools.json is (compact, sorted keys)."""
+    return count_tokens(_text(tools))
+
+
+def _text(tools: Sequence[ToolSpec]) -> str:
+    return json.dumps([t.to_json() for t in tools], ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def fit_listing(tools: Sequence[ToolSpec], limit: int = LISTING_TOKENS) -> tuple[list[ToolSpec], list[Problem]]:
+    """`tools` unchanged while their listing fits `limit` tokens; else the same tools without output schemas."""
+    if not any(t.output_schema is not None for t in tools):
+        return list(tools), []
+    if len(_text(tools)) <= limit:  # a token is at least one character: no need to count
+        return list(tools), []
+    before = listing_tokens(tools)
+    if before <= limit:
+        return list(tools), []
+    fitted = [_without_output_schema(t) for t in tools]
+    after = listing_tokens(fitted)
+    message = (
+        f"tools/list would cost {before:,} tokens (more than {limit:,}): output schemas are left out of it, "
+        f"which brings it to {after:,}; results are still returned whole"
+    )
+    return fitted, [Problem(Level.WARNING, message, "")]
+
+
+def _without_output_schema(tool: ToolSpec) -> ToolSpec:
+    """The tool without its output schema; a `next` page its result would have carried in structuredContent
+    (which that schema declared) travels in the result's `_meta` instead. The result-shaping arguments
+    (`fields`, `max_items`, `max_pages`) lose their descriptions, as with --compact: the same sentence on
+    hundreds of tools says nothing their names and schemas do not."""
+    results = tool.plan.results
+    if results is None:
+        return replace(tool, output_schema=None)
+    if results.next_in == "structured":
+        tool = replace(tool, plan=replace(tool.plan, results=replace(results, next_in="meta")))
+    control = {key for key in (results.fields, results.max_items, results.max_pages) if key}
+    properties = dict(tool.input_schema.get("properties") or {})
+    for key in control & set(properties):
+        properties[key] = {k: v for k, v in properties[key].items() if k != "description"}
+    schema = {**tool.input_schema, "properties": properties} if control else tool.input_schema
+    return replace(tool, output_schema=None, input_schema=schema)
