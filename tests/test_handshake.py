@@ -42,9 +42,10 @@ def both(out: Path, messages: list[Any], **options: Any) -> list[bytes]:
 def test_sdk_version_is_the_one_the_answers_follow() -> None:
     from importlib.metadata import version
 
-    assert {"mcp": version("mcp"), "mcp-types": version("mcp-types")} == SDK, (
-        "the SDK changed: check codegen/emit/wire.py against its serializer, then update SDK there"
-    )
+    assert {
+        "mcp": version("mcp"),
+        "mcp-types": version("mcp-types"),
+    } == SDK, "the SDK changed: check codegen/emit/wire.py against its serializer, then update SDK there"
 
 
 def test_handshake_era_conversation_is_byte_identical(petstore_package: Path) -> None:
@@ -103,9 +104,22 @@ def test_protocol_version_negotiation(petstore_package: Path, version: str) -> N
         [initialize(1), request(2, "tools/list", modern=True)],  # the other era's envelope
         [request(1, "server/discover", modern=True), initialize(2)],
         [request(1, "tools/list", {"_meta": {**META, "io.modelcontextprotocol/protocolVersion": "2099-01-01"}})],
-        [initialize(1, capabilities={"experimental": {"x": {"y": 1}}, "elicitation": {"form": {}}}), request(2, "tools/list")],
+        [
+            initialize(1, capabilities={"experimental": {"x": {"y": 1}}, "elicitation": {"form": {}}}),
+            request(2, "tools/list"),
+        ],
     ],
-    ids=["list-first", "bad-info", "bad-roots", "nan", "not-json-cursor", "era-mix", "era-mix-modern", "future", "caps"],
+    ids=[
+        "list-first",
+        "bad-info",
+        "bad-roots",
+        "nan",
+        "not-json-cursor",
+        "era-mix",
+        "era-mix-modern",
+        "future",
+        "caps",
+    ],
 )
 def test_unusual_messages_get_the_sdk_answer(petstore_package: Path, messages: list[Any]) -> None:
     both(petstore_package, messages)
@@ -135,7 +149,10 @@ def test_tools_list_answers_equal_the_sdk_serializer(spec: str) -> None:
         "tools/list", MODERN_VERSION, {"ttlMs": 0, "cacheScope": "private", "resultType": "complete", "tools": tools}
     )
     modern["_meta"] = {"io.modelcontextprotocol/serverInfo": {"name": "fixture", "version": header_version(spec)}}
-    assert json.dumps(modern, ensure_ascii=False, separators=(",", ":")).encode() == answers[f"tools/list {MODERN_VERSION}"]
+    assert (
+        json.dumps(modern, ensure_ascii=False, separators=(",", ":")).encode()
+        == answers[f"tools/list {MODERN_VERSION}"]
+    )
 
 
 def header_version(spec: str) -> str:
@@ -162,7 +179,8 @@ def test_fast_start_is_off_where_it_cannot_be_the_sdk_answer(petstore_package: P
     answers = handshake._answers([], {}, pipes=True)
     assert answers is not None and answers["tools/list handshake"].startswith(b'{"tools":[')
     assert handshake._answers(["--timeout", "5"], {}, pipes=True) is None  # arguments: the server's own main
-    assert handshake._answers([], {"PETSTORE_SURFACE": "discovery"}, pipes=True) is None
+    # a tools-only package has no surface to choose: its server ignores PETSTORE_SURFACE (test_handshake_surfaces.py)
+    assert handshake._answers([], {"PETSTORE_SURFACE": "discovery"}, pipes=True) is not None
     assert handshake._answers([], {"PETSTORE_FAST_START": "0"}, pipes=True) is None
     assert handshake._answers([], {}, pipes=False) is None  # a terminal or a file
     assert handshake._sdk_version("mcp", "mcp", SDK["mcp"])
@@ -183,7 +201,11 @@ def test_fast_start_is_off_where_it_cannot_be_the_sdk_answer(petstore_package: P
 async def test_official_client_sees_the_same_both_ways(petstore_package: Path, mode: str) -> None:
     seen = []
     for fast in ("1", "0"):
-        env = {"PYTHONPATH": str(petstore_package / "src"), "PETSTORE_FAST_START": fast, "PETSTORE_BASE_URL": "http://127.0.0.1:9"}
+        env = {
+            "PYTHONPATH": str(petstore_package / "src"),
+            "PETSTORE_FAST_START": fast,
+            "PETSTORE_BASE_URL": "http://127.0.0.1:9",
+        }
         params = StdioServerParameters(command=sys.executable, args=["-m", "petstore"], env=env)
         with anyio.fail_after(120):
             async with Client(params, mode=mode) as client:
@@ -239,7 +261,13 @@ main([])
 
 
 def test_stray_output_never_reaches_the_wire(petstore_package: Path) -> None:
-    messages = [initialize(1), INITIALIZED, request(2, "tools/list"), request(3, "tools/call", NOPE), request(4, "tools/list")]
+    messages = [
+        initialize(1),
+        INITIALIZED,
+        request(2, "tools/list"),
+        request(3, "tools/call", NOPE),
+        request(4, "tools/list"),
+    ]
     process = subprocess.Popen(
         [sys.executable, "-c", STRAY],
         stdin=subprocess.PIPE,
@@ -270,7 +298,8 @@ def test_stray_output_never_reaches_the_wire(petstore_package: Path) -> None:
 
 @pytest.mark.slow
 def test_github_answers_are_the_sdk_bytes(tmp_path: Path) -> None:
-    """GitHub's 1,200 tools (3 MB of tools/list): the same bytes with and without the fast start, both eras."""
+    """GitHub's 1,200 tools (3 MB of tools/list, `--surface tools`): the same bytes with and without the fast start,
+    both eras."""
     listed = subprocess.run(
         [sys.executable, str(Path(__file__).resolve().parents[1] / "tools" / "list-specs"), "--named", "--tsv"],
         capture_output=True,
@@ -281,7 +310,7 @@ def test_github_answers_are_the_sdk_bytes(tmp_path: Path) -> None:
     if "github" not in named:
         pytest.skip("the corpus is not installed (tools/fetch-corpus)")
     out = tmp_path / "github"
-    result = generate(Config(spec=named["github"], output=out, name="github"))
+    result = generate(Config(spec=named["github"], output=out, name="github", surface="tools"))  # every tool listed
     from codegen.emit.write import write
 
     assert write(out, result.files, force=False) == []

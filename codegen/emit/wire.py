@@ -28,8 +28,13 @@ HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")  #
 MODERN_VERSION = "2026-07-28"
 FORMAT = 1
 MAX_LIST_BYTES = 16 << 20  # tools.json larger than this: no pre-serialized answers (the SDK answers)
-# What the generated server's build_server() registers: tools (list, call) and logging/setLevel.
-CAPABILITIES: dict[str, Any] = {"logging": {}, "tools": {"listChanged": False}}
+# What the generated server's build_server() registers: tools (list, call), logging/setLevel and resources
+# (list, read: the result links), as the SDK advertises them.
+CAPABILITIES: dict[str, Any] = {
+    "logging": {},
+    "resources": {"listChanged": False, "subscribe": False},
+    "tools": {"listChanged": False},
+}
 
 
 class Unsupported(Exception):

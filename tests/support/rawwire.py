@@ -56,7 +56,11 @@ def converse(
         **(env or {}),
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", package], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environ
+        [sys.executable, "-m", package],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environ,
     )
     assert process.stdin is not None and process.stdout is not None
     received: list[bytes] = []

@@ -10,9 +10,9 @@ the replayed `initialize`, the same bytes, is not sent twice), so every later me
 as without this module.
 
 The fast start is used only when the answers are known to be the SDK's own: no command-line arguments,
-no `PETSTORE_SURFACE`, stdin and stdout pipes or sockets, the SDK version the answers
-were made with, and a request shaped as this module checks it (anything else is handed over). Set
-`PETSTORE_FAST_START=0` to always start through the SDK.
+stdin and stdout pipes or sockets, the SDK version the answers were made with, and a request shaped as
+this module checks it (anything else is handed over). Set `PETSTORE_FAST_START=0` to
+always start through the SDK.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ HANDSHAKE = (
     "2025-11-25",
 )  # the SDK's handshake-era versions
 MODERN = "2026-07-28"
+SURFACE = "tools"  # the surface handshake.jsonl lists
 META = "io.modelcontextprotocol/"
 CAPABILITY_KEYS = frozenset(
     {"roots", "sampling", "elicitation", "experimental", "tasks", "extensions"}
@@ -89,8 +90,6 @@ def _answers(
         or environ.get(f"{PREFIX}_FAST_START", "1") == "0"
     ):
         return None
-    if environ.get(f"{PREFIX}_SURFACE"):
-        return None  # a surface chosen at start lists other tools than the pre-serialized answer
     if not (_pipe(0) and _pipe(1) if pipes is None else pipes):
         return None
     try:
@@ -106,6 +105,8 @@ def _answers(
         or header.get("format") != FORMAT
         or not header.get("answers")
     ):
+        return None
+    if header.get("surface") != SURFACE:
         return None
     sdk = header.get("sdk")
     if not isinstance(sdk, dict):
