@@ -41,7 +41,10 @@ def error(message: str, pointer: str = "", source: str = "") -> Problem:
 
 def escape(token: str | int) -> str:
     """Escape one JSON pointer reference token (RFC 6901)."""
-    return str(token).replace("~", "~0").replace("/", "~1")
+    text = str(token)
+    if "~" not in text and "/" not in text:
+        return text
+    return text.replace("~", "~0").replace("/", "~1")
 
 
 def unescape(token: str) -> str:
@@ -50,6 +53,8 @@ def unescape(token: str) -> str:
 
 def join(base: str, *tokens: str | int) -> str:
     """Append reference tokens to a JSON pointer."""
+    if len(tokens) == 1:
+        return base + "/" + escape(tokens[0])
     return base + "".join("/" + escape(t) for t in tokens)
 
 

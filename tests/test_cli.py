@@ -31,7 +31,7 @@ def test_generates_the_petstore(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "generated 20 tools" in result.stderr and "Traceback" not in result.stderr
     assert (tmp_path / "myserver/src/myserver/server.py").is_file()
-    assert 'myserver = "myserver.server:main"' in (tmp_path / "myserver/pyproject.toml").read_text()
+    assert 'myserver = "myserver.handshake:main"' in (tmp_path / "myserver/pyproject.toml").read_text()
 
 
 def test_name_and_default_output_folder(tmp_path: Path) -> None:

@@ -1,16 +1,21 @@
-"""Format generated Python with black, in-process, then compile it: code that does not compile is never written."""
+"""Format generated Python with black, in-process, then compile it: code that does not compile is never written.
+
+black's output is cached by a hash of its input (emit/cache.py): a text formatted before is not formatted
+again, and black is imported only when some text is new.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
 
-import black
+from importlib.metadata import version
 
 from ..problems import Problem, error
+from . import cache
 from .render import FILES
 
-MODE = black.Mode()
+BLACK = f"black {version('black')} line-length=88 default mode"  # what the cache keys name
 
 
 def format_files(files: Mapping[str, str]) -> tuple[dict[str, str], list[Problem]]:
@@ -19,7 +24,7 @@ def format_files(files: Mapping[str, str]) -> tuple[dict[str, str], list[Problem
     for path, text in files.items():
         if path.endswith(".py"):
             try:
-                text = black.format_str(text, mode=MODE)
+                text = black_format(text)
                 compile(text, path, "exec", dont_inherit=True)
             except Exception as exc:  # noqa: BLE001 - black and compile raise several types for invalid code
                 where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) else ""
@@ -31,6 +36,18 @@ def format_files(files: Mapping[str, str]) -> tuple[dict[str, str], list[Problem
                 )
         formatted[path] = text
     return formatted, problems
+
+
+def black_format(text: str) -> str:
+    """black's output for `text` (default mode), from the cache when this text was formatted before."""
+    name = cache.key(BLACK, text)
+    found = cache.lookup("black", name)
+    if found is None:
+        import black
+
+        found = black.format_str(text, mode=black.Mode())
+        cache.store("black", name, found)
+    return found
 
 
 def template_of(path: str) -> str:

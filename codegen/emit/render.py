@@ -20,8 +20,10 @@ from .. import __version__
 from ..spec.model import Api
 from ..problems import Problem, error
 from ..surface.plans import ToolSpec
+from .cache import cache_root
 from .escape import FILTERS
 from .variables import all_variables, scheme_base
+from .wire import handshake_lines
 
 # template file name -> generated path ({package} is the import package)
 FILES: tuple[tuple[str, str], ...] = (
@@ -48,6 +50,8 @@ FILES: tuple[tuple[str, str], ...] = (
     ("decoding.py.jinja", "src/{package}/decoding.py"),
     ("stdio.py.jinja", "src/{package}/stdio.py"),
     ("tools.json.jinja", "src/{package}/tools.json"),
+    ("handshake.jsonl.jinja", "src/{package}/handshake.jsonl"),
+    ("handshake.py.jinja", "src/{package}/handshake.py"),
     ("routes.json.jinja", "src/{package}/routes.json"),
     ("py.typed.jinja", "src/{package}/py.typed"),
     ("conftest.py.jinja", "tests/conftest.py"),
@@ -109,10 +113,13 @@ def render(
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
+        bytecode_cache=_bytecode_cache(),
     )
     env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False)
     env.filters.update(FILTERS)  # the one escaping path for spec text: see emit/escape.py
-    context = {**_context(api, tools, project, default_base_url), **(extra or {})}
+    entries = [tool.to_json() for tool in tools]
+    context = {**_context(api, tools, project, default_base_url, entries), **(extra or {})}
+    context.setdefault("handshake_jsonl", _handshake(entries, context, project, api))
     files: dict[str, str] = {}
     problems: list[Problem] = []
     for template_name, target in FILES + (DISCOVERY_FILES if context["discovery"] else ()):
@@ -125,7 +132,15 @@ def render(
     return files, problems
 
 
-def _context(api: Api, tools: Sequence[ToolSpec], project: Project, default_base_url: str | None) -> dict[str, Any]:
+def _context(
+    api: Api,
+    tools: Sequence[ToolSpec],
+    project: Project,
+    default_base_url: str | None,
+    entries: Sequence[Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    if entries is None:
+        entries = [tool.to_json() for tool in tools]
     schemes = security_schemes(api, tools, project)
     return {
         "generator_version": __version__,
@@ -133,12 +148,25 @@ def _context(api: Api, tools: Sequence[ToolSpec], project: Project, default_base
         "api": api,
         "default_base_url": default_base_url,
         "tools": tools,
-        "tools_json": _dump([tool.to_json() for tool in tools]),
+        "tools_json": _dump(entries),
         "routes_json": _dump({tool.name: tool.plan.to_json() for tool in tools}),
         "security_schemes": schemes,
         "environment": all_variables(project.env_prefix, schemes),
         "discovery": None,  # the pipeline sets it when the package serves the discovery surface
     }
+
+
+def _handshake(entries: Sequence[Mapping[str, Any]], context: Mapping[str, Any], project: Project, api: Api) -> str:
+    """handshake.jsonl: the handshake answers as the SDK serializes them for the surface the package serves
+    by default. tools: tools.json as served (keys sorted); discovery: discovery.json's four tools (in its
+    key order, as the server reads them) and the pinned tools from tools.json."""
+    discovery = context["discovery"]
+    if not discovery:
+        return handshake_lines(entries, project.dist, api.version, size=len(context["tools_json"]))
+    meta = json.loads(discovery["discovery_json"])["tools"]
+    by_name = {entry["name"]: entry for entry in entries}
+    pinned = [json.loads(_dump(by_name[name])) for name in discovery["pinned"] if name in by_name]
+    return handshake_lines([*meta, *pinned], project.dist, api.version, discovery["surface"], sort_keys=False)
 
 
 def security_schemes(api: Api, tools: Sequence[ToolSpec], project: Project) -> list[dict[str, Any]]:
@@ -194,3 +222,17 @@ PARTS: tuple[tuple[str, str], ...] = tuple(
 def describe_templates() -> Mapping[str, str]:
     """Template file name -> generated path, for --help and the README."""
     return dict(FILES + tuple((name, f"{path} (discovery surface)") for name, path in DISCOVERY_FILES) + PARTS)
+
+
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates kept between runs (keyed by each template's source, so an edited or a user's
+    template is compiled afresh); None when the disk cache is off or its folder cannot be made."""
+    root = cache_root()
+    if root is None:
+        return None
+    folder = root / "jinja"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(str(folder))

@@ -65,18 +65,19 @@ def _too_deep(uri: str, policy: ReadPolicy, pointer: str) -> LoadError:
 
 
 def _depth_exceeds(document: Any, limit: int) -> bool:
-    stack: list[tuple[Any, int]] = [(document, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            children: Any = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
+    """Whether a container sits `limit` or more levels below the root (walked level by level)."""
+    level: list[Any] = [document] if isinstance(document, (dict, list)) else []
+    depth = 0
+    while level:
         if depth >= limit:
             return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+        below: list[Any] = []
+        for node in level:
+            for child in node.values() if isinstance(node, dict) else node:
+                if isinstance(child, (dict, list)):
+                    below.append(child)
+        level = below
+        depth += 1
     return False
 
 

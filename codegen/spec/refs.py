@@ -34,6 +34,7 @@ class RefError(Exception):
 class Resolver:
     def __init__(self, documents: Documents) -> None:
         self.documents = documents
+        self._targets: dict[tuple[str, str], Ref] = {}  # (ref, base uri) -> target: the same $refs recur
 
     @property
     def root(self) -> Ref:
@@ -66,8 +67,11 @@ class Resolver:
 
     def target(self, ref: str, base: Ref) -> Ref:
         """Where a `$ref` string found in the document at `base` points."""
-        uri, fragment = urldefrag(urljoin(base.uri, ref))
-        return Ref(uri or base.uri, unquote(fragment))
+        found = self._targets.get((ref, base.uri))
+        if found is None:
+            uri, fragment = urldefrag(urljoin(base.uri, ref))
+            found = self._targets[ref, base.uri] = Ref(uri or base.uri, unquote(fragment))
+        return found
 
     def resolve(self, node: Any, at: Ref) -> tuple[Any, Ref]:
         """Follow `$ref`s from `node` (found at `at`) to a node that is not a reference."""

@@ -12,8 +12,6 @@ from itertools import islice
 from typing import Any
 from urllib.parse import urldefrag
 
-from openapi_spec_validator import OpenAPIV2SpecValidator, OpenAPIV30SpecValidator, OpenAPIV31SpecValidator
-
 from ..problems import Level, Problem, join
 
 MAX_FINDINGS = 200  # a broken generator of specs can produce thousands; the first ones tell the story
@@ -22,6 +20,9 @@ MAX_FINDINGS = 200  # a broken generator of specs can produce thousands; the fir
 def validate(document: dict[str, Any], base_uri: str, retrieve: Callable[[str], Any] | None = None) -> list[Problem]:
     """`retrieve(uri)` gives the other documents `$ref`s name; the validator itself reads nothing (without
     `retrieve`, a `$ref` to another document stops validation with a warning)."""
+    # imported here: large specs skip validation by default, and the import alone is a third of a small run
+    from openapi_spec_validator import OpenAPIV2SpecValidator, OpenAPIV30SpecValidator, OpenAPIV31SpecValidator
+
     validator_class: Any
     if str(document.get("swagger", "")).startswith("2"):
         validator_class = OpenAPIV2SpecValidator

@@ -52,7 +52,16 @@ def loosen(schema: dict[str, Any], defs: Definitions, depth: int) -> tuple[dict[
                 out[key] = cut(value, level + 2)
         return out
 
-    return cut(schema, 0), {name: cut(defs[name], 2) for name in sorted(kept)}
+    memo = getattr(defs, "memo", None)  # the loosened definitions depend only on which are kept: shared
+    key = ("loose", frozenset(kept))
+    loose_defs = memo.get(key) if memo is not None else None
+    if loose_defs is None:
+        loose_defs = {name: cut(defs[name], 2) for name in sorted(kept)}
+        if memo is not None:
+            memo[key] = loose_defs
+    result = cut(schema, 0), dict(loose_defs)
+    del cut  # the recursive closure is a reference cycle (holding `kept`): freed now, without the collector
+    return result
 
 
 def fit_budget(
@@ -64,9 +73,16 @@ def fit_budget(
     the root are kept, N the largest that fits (at least 1); a reference to a farther one becomes its type
     and description alone. The server then accepts more there and the upstream API judges the rest: a tool
     whose schema runs to megabytes (a large API's entity graph) is no use to a model either."""
-    distance = reach(schema, defs)
-    if budget is None or sum(defs.size(name) for name in distance) <= budget:
-        return schema, {name: defs[name] for name in sorted(distance)}, None
+    roots = frozenset(refs_in(schema))
+    distance, total = _reached(roots, schema, defs)
+    if budget is None or total <= budget:
+        memo = getattr(defs, "memo", None)
+        used = memo.get(("used", roots)) if memo is not None else None
+        if used is None:
+            used = {name: defs[name] for name in sorted(distance)}
+            if memo is not None:
+                memo["used", roots] = used
+        return schema, used, None  # shared by the tools that reach the same definitions: never modified
     by_level: Counter[int] = Counter()
     for name, hops in distance.items():
         by_level[hops] += defs.size(name)
@@ -101,7 +117,30 @@ def fit_budget(
                 out[key] = cut(value)
         return out
 
-    return cut(schema), {name: cut(defs[name]) for name in sorted(kept)}, depth
+    # the cut definitions depend only on which are kept: tools that reach the same ones share them
+    memo = getattr(defs, "memo", None)
+    key = ("cut", frozenset(kept))
+    kept_defs = memo.get(key) if memo is not None else None
+    if kept_defs is None:
+        kept_defs = {name: cut(defs[name]) for name in sorted(kept)}
+        if memo is not None:
+            memo[key] = kept_defs
+    result = cut(schema), dict(kept_defs), depth
+    del cut  # as in loosen: no reference cycle left for the collector
+    return result
+
+
+def _reached(roots: frozenset[str], schema: Mapping[str, Any], defs: Definitions) -> tuple[dict[str, int], int]:
+    """reach(schema, defs) and the size of what it reaches, remembered per set of roots (`schema`'s $refs):
+    the tools of one resource share one walk."""
+    memo = getattr(defs, "memo", None)
+    found = memo.get(("sized", roots)) if memo is not None else None
+    if found is None:
+        distance = reach(schema, defs)
+        found = (distance, sum(defs.size(name) for name in distance))
+        if memo is not None:
+            memo["sized", roots] = found
+    return found
 
 
 def _names_cut(ref: Any, kept: set[str]) -> bool:
@@ -114,9 +153,23 @@ def _loose(target: Any) -> dict[str, Any]:
 
 
 def reach(schema: Mapping[str, Any], defs: Definitions, depth: int | None = None) -> dict[str, int]:
-    """The definitions `schema` reaches (within `depth` $ref hops, if given): name -> fewest hops."""
+    """The definitions `schema` reaches (within `depth` $ref hops, if given): name -> fewest hops.
+
+    The walk depends only on the names `schema` refers to, so it is remembered per definition set: the
+    tools of one resource share their roots (a large API's tools walk the same graph many times)."""
+    roots = frozenset(refs_in(schema))
+    memo = getattr(defs, "memo", None)
+    if memo is None:
+        return _reach(roots, defs, depth)
+    found = memo.get((roots, depth))
+    if found is None:
+        found = memo[roots, depth] = _reach(roots, defs, depth)
+    return dict(found)
+
+
+def _reach(roots: frozenset[str], defs: Definitions, depth: int | None) -> dict[str, int]:
     distance: dict[str, int] = {}
-    frontier = set(refs_in(schema))
+    frontier = set(roots)
     hops = 1
     while frontier and (depth is None or hops <= depth):
         found: set[str] = set()

@@ -174,6 +174,7 @@ class Definitions(Mapping[str, dict[str, Any]]):
         self._direction: Direction = direction
         self._refs: dict[str, frozenset[str]] = {}
         self._sizes: dict[str, int] = {}
+        self.memo: dict[Any, Any] = {}  # results of walks over these definitions (budget.reach), by their inputs
 
     def __getitem__(self, name: str) -> dict[str, Any]:
         return self._converter._definition(self._converter._named[name], self._direction)[0]

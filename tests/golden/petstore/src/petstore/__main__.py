@@ -1,5 +1,5 @@
 """`python -m petstore`: serve over stdio (or --transport http)."""
 
-from .server import main
+from .handshake import main
 
 main()

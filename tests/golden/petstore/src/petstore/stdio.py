@@ -17,7 +17,7 @@ import asyncio
 import os
 import stat
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
@@ -71,16 +71,41 @@ class LineReader:
 
 
 class LineWriter:
-    """`await write(text)` then `await flush()`: text to stdout, UTF-8."""
+    """`await write(text)` then `await flush()`: text to stdout, UTF-8.
 
-    def __init__(self, transport: asyncio.WriteTransport, output: _Output) -> None:
+    `sent`: (request id, result) of answers the client already has: handshake.py answered them before the
+    SDK was loaded and replays the requests to the SDK, so that it sees the conversation from its start.
+    The SDK's own answers to those are not sent twice; one that differs is reported on stderr.
+    """
+
+    def __init__(
+        self,
+        transport: asyncio.WriteTransport,
+        output: _Output,
+        sent: Sequence[tuple[bytes, bytes]] = (),
+    ) -> None:
         self._transport = transport
         self._output = output
+        self._sent = {
+            b'{"jsonrpc":"2.0","id":' + request_id + b",": result
+            for request_id, result in sent
+        }
 
     async def write(self, text: str) -> None:
         if self._output.closed:
             raise BrokenPipeError("the client closed stdout")
-        self._transport.write(text.encode("utf-8"))
+        data = text.encode("utf-8")
+        if self._sent:
+            for start, result in self._sent.items():
+                if data.startswith(start):
+                    del self._sent[start]
+                    if data.rstrip(b"\n") != start + b'"result":' + result + b"}":
+                        print(
+                            "warning: the SDK answered a replayed request differently",
+                            file=sys.stderr,
+                        )
+                    return
+        self._transport.write(data)
 
     async def flush(self) -> None:
         await self._output.drain()
@@ -103,18 +128,27 @@ def _on_asyncio() -> bool:
 
 
 @asynccontextmanager
-async def event_loop_stdio() -> AsyncIterator[tuple[Any, Any] | None]:
-    """(stdin lines, stdout writer) for `stdio_server(stdin, stdout)`, or None: use the SDK default."""
-    if (
-        sys.platform == "win32"
-        or not (_is_pipe(0) and _is_pipe(1))
-        or not _on_asyncio()
+async def event_loop_stdio(
+    first: bytes = b"",
+    sent: Sequence[tuple[bytes, bytes]] = (),
+    wire: tuple[int, int] | None = None,
+) -> AsyncIterator[tuple[Any, Any] | None]:
+    """(stdin lines, stdout writer) for `stdio_server(stdin, stdout)`, or None: use the SDK default.
+
+    From handshake.py, which served the start: `first`, bytes it read from stdin, read again first; `sent`,
+    see LineWriter; `wire`, its duplicates of stdin and stdout (this takes them over; fd 0 and 1 are
+    already diverted)."""
+    if sys.platform == "win32" or not (
+        _is_pipe(wire[0] if wire else 0) and _is_pipe(wire[1] if wire else 1)
     ):
+        yield None
+        return
+    if not _on_asyncio():
         yield None
         return
     loop = asyncio.get_running_loop()
     try:
-        wire_in, wire_out = os.dup(0), os.dup(1)
+        wire_in, wire_out = wire or (os.dup(0), os.dup(1))
         saved_in, saved_out = os.dup(0), os.dup(1)
         null = os.open(os.devnull, os.O_RDWR)
     except OSError:  # out of descriptors, or similar: the SDK's default copes
@@ -129,6 +163,8 @@ async def event_loop_stdio() -> AsyncIterator[tuple[Any, Any] | None]:
             os.dup2(null, 1)
         os.close(null)
         stream = asyncio.StreamReader(limit=LINE_LIMIT)
+        if first:
+            stream.feed_data(first)
         reader, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(stream),
             os.fdopen(wire_in, "rb", buffering=0),
@@ -138,7 +174,7 @@ async def event_loop_stdio() -> AsyncIterator[tuple[Any, Any] | None]:
             _Output, os.fdopen(wire_out, "wb", buffering=0)
         )
         transports.append(writer)
-        yield LineReader(stream), LineWriter(writer, output)
+        yield LineReader(stream), LineWriter(writer, output, sent)
     finally:
         for transport in transports:
             transport.close()
