@@ -152,6 +152,8 @@ def test_description_leaves_out_the_title_route_generic_errors_and_link_urls(tmp
                     "200": {"description": "ok"},
                     "404": {"description": "Resource not found"},
                     "409": {"description": "The thing is locked by another writer"},
+                    "410": {"description": "Gone if the thing was archived"},
+                    "422": {"description": "Response when the thing is read-only"},
                     "default": {"description": "Unexpected error"},
                 },
             },
@@ -159,7 +161,8 @@ def test_description_leaves_out_the_title_route_generic_errors_and_link_urls(tmp
     }
     tool = tools_of(tmp_path, paths)[0]["get_thing"]
     assert tool.title == tool.annotations["title"] == "Get a thing"
-    assert tool.description == "Reads **one** thing, see docs.\n\nErrors: 409 The thing is locked by another writer."
+    errors = "409 The thing is locked by another writer; 410 if the thing was archived; 422 when the thing is read-only"
+    assert tool.description == f"Reads **one** thing, see docs.\n\nErrors: {errors}."
 
 
 @pytest.mark.parametrize(

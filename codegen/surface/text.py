@@ -147,6 +147,9 @@ def _generic(response: Response) -> bool:
 
 
 def failure(response: Response) -> str:
-    text = prose.cut(" ".join(prose.clean(response.description).split()), MAX_ERROR_TEXT)
+    text = " ".join(prose.clean(response.description).split())
+    phrase = next((s.phrase for s in HTTPStatus if str(s.value) == response.status), "Response")
+    text = re.sub(rf"^(?:{re.escape(phrase)}|Response|Error)\s+(?=(?:if|when|unless|because)\b)", "", text, flags=re.I)
+    text = prose.cut(text, MAX_ERROR_TEXT)  # "404 Not Found if the gist is not starred" -> "404 if the gist ..."
     status = "other" if response.status == "DEFAULT" else response.status
     return f"{status} {text}".strip().rstrip(".")
