@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -294,8 +295,16 @@ def test_output_schemas_leave_the_listing_only_when_it_is_too_large(tmp_path: Pa
     response = {
         "content": {"application/json": {"schema": {"type": "object", "properties": {"a": {"type": "string"}}}}}
     }
-    paths = {f"/things{i}": {"get": {"operationId": f"get{i}", "responses": {"200": response}}} for i in range(3)}
-    tools = list(tools_of(tmp_path, paths)[0].values())
+    paths: dict[str, Any] = {
+        f"/things{i}": {"get": {"operationId": f"get{i}", "responses": {"200": response}}} for i in range(3)
+    }
+    body = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}}
+    paths["/things"] = {"post": {"operationId": "make", "requestBody": body, "responses": {"200": response}}}
+    thing = {"type": "object", "properties": {"size": {"$ref": "#/components/schemas/Size"}}}
+    size = {"type": "integer", "minimum": 1}
+    spec = write_spec(tmp_path, mini_spec(paths, components={"schemas": {"Thing": thing, "Size": size}}))
+    by_name = {t.name: t for t in analyze(Config(spec=str(spec)))[1]}
+    tools = [by_name[name] for name in ("get0", "get1", "get2")]
     assert all(t.output_schema is not None for t in tools)
     kept, problems = fit_listing(tools)
     assert kept == tools and problems == []
@@ -306,6 +315,12 @@ def test_output_schemas_leave_the_listing_only_when_it_is_too_large(tmp_path: Pa
     assert [without_prose(t.input_schema) for t in fitted] == [without_prose(t.input_schema) for t in tools]
     assert [t.input_schema["properties"]["fields"].get("description") for t in fitted] == [None] * 3
     assert [p.level for p in problems] == [Level.WARNING] and "output schemas are left out" in problems[0].message
+    make = by_name["make"]  # a definition used once is written in place: the same schema without the $ref
+    assert "$defs" in make.input_schema
+    (inlined,), _ = fit_listing([make], listing_tokens([make]) - 1)
+    assert "$defs" not in inlined.input_schema and inlined.input_schema == inline_refs(make.input_schema)[0]
+    bare = replace(make, output_schema=None)  # --compact: inlined too, and nothing to warn about
+    assert fit_listing([bare], listing_tokens([bare]) - 1) == ([replace(inlined, output_schema=None)], [])
 
 
 # -- GitHub: the whole `tools` surface within 350k tokens, with every schema fact kept -----------------------

@@ -5,7 +5,8 @@ whole tools/list (cl100k tokens of tools.json as sent) exceeds LISTING_TOKENS wi
 of it: every tool still returns its result, as text (and structured content where the tool keeps a schema),
 and a warning says how much the listing saved. Everything a call needs (names, input schemas, descriptions,
 annotations) stays; input schemas only lose the result-shaping arguments' descriptions (the same sentence on
-hundreds of tools) and write their definitions used once in place (inline_once.py: the same schema).
+hundreds of tools) and write their definitions used once in place (inline_once.py: the same schema). A listing
+without output schemas (--compact) over the limit gets the input-schema savings, without a warning.
 """
 
 from __future__ import annotations
@@ -34,14 +35,14 @@ def _text(tools: Sequence[ToolSpec]) -> str:
 def fit_listing(tools: Sequence[ToolSpec], limit: int = LISTING_TOKENS) -> tuple[list[ToolSpec], list[Problem]]:
     """`tools` unchanged while their listing fits `limit` tokens; else the same tools without output schemas (and
     with the input schemas' other savings, see `_without_output_schema`)."""
-    if not any(t.output_schema is not None for t in tools):
-        return list(tools), []
     if len(_text(tools)) <= limit:  # a token is at least one character: no need to count
         return list(tools), []
     before = listing_tokens(tools)
     if before <= limit:
         return list(tools), []
     fitted = [_without_output_schema(t) for t in tools]
+    if not any(t.output_schema is not None for t in tools):  # --compact: nothing a client would miss, no warning
+        return fitted, []
     after = listing_tokens(fitted)
     message = (
         f"tools/list would cost {before:,} tokens (more than {limit:,}): output schemas are left out of it, "
