@@ -90,3 +90,16 @@ def test_a_schema_nested_too_deep_to_count_is_left_as_it_is() -> None:
         deep = {"items": deep}
     before = schema({"home": {"$ref": "#/$defs/Address"}, "deep": deep}, {"Address": ADDRESS})
     assert inline_once(before) == before
+
+
+def test_a_definition_named_in_a_discriminator_mapping_stays() -> None:
+    before = schema(
+        {
+            "pet": {
+                "oneOf": [{"$ref": "#/$defs/Cat"}],
+                "discriminator": {"propertyName": "kind", "mapping": {"cat": "#/$defs/Cat"}},
+            }
+        },
+        {"Cat": ADDRESS},
+    )
+    assert inline_once(before) == before

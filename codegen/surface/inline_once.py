@@ -11,7 +11,8 @@ changes nothing a validator or a reader is told:
   keywords, e.g. `properties` with `additionalProperties`, so such references stay).
 References left inside the inlined definition still point at `#/$defs/...` from the root, so they stay valid;
 a schema with any other reference (into a definition, or elsewhere) is left as it is.
-Data keywords (enum, const, default, examples) are never searched for references.
+A definition also named by a pointer that is not a `$ref` (a discriminator's mapping) stays. Data keywords
+(enum, const, default, examples) are never searched for references.
 """
 
 from __future__ import annotations
@@ -84,6 +85,10 @@ def _count(node: Any, uses: Counter[str | None], owner: str | None, edges: dict[
     if level > MAX_LEVEL:  # not counted: nothing may move
         uses[None] += 1
         return
+    if isinstance(node, str):  # a pointer written elsewhere (a discriminator's mapping): never moved
+        if node.startswith(PREFIX):
+            uses[unescape(node[len(PREFIX) :])] += 2
+        return
     if isinstance(node, list):
         for value in node:
             _count(value, uses, owner, edges, level + 1)
@@ -98,7 +103,7 @@ def _count(node: Any, uses: Counter[str | None], owner: str | None, edges: dict[
     elif isinstance(node.get("$ref"), str):  # any other reference: nothing may move
         uses[None] += 1
     for key, value in node.items():
-        if key in DATA:
+        if key in DATA or (key == "$ref" and isinstance(value, str)):  # a $ref is counted above
             continue
         if key == "$defs" and level == 0 and isinstance(value, Mapping):
             for def_name, target in value.items():
