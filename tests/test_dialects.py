@@ -193,7 +193,7 @@ def test_read_only_and_write_only_by_direction(three_one: dict[str, ToolSpec]) -
 
 
 def test_examples_the_schema_lists_are_not_repeated_in_the_description(three_one: dict[str, ToolSpec]) -> None:
-    assert 'Example arguments: {"name": "lamp", "size": 9007199254740993}' in three_one["create_thing"].description
+    assert 'Example arguments: {"name":"lamp","size":9007199254740993}' in three_one["create_thing"].description
     assert "Example arguments" not in three_one["get_shape"].description
     assert three_one["get_shape"].input_schema["properties"]["id"]["examples"] == [1]
 
@@ -359,7 +359,7 @@ def test_only_examples_the_schema_does_not_list_are_summarized(tmp_path: Path) -
     tool = tools_of(write_spec(tmp_path, spec))["post_x"]
     props = tool.input_schema["properties"]
     assert props["q"]["examples"] == ["s"] and props["page"]["examples"] == [2]  # each in its schema
-    assert 'Example arguments: {"q": "from-parameter"}' in tool.description  # only what no schema says
+    assert 'Example arguments: {"q":"from-parameter"}' in tool.description  # only what no schema says
 
 
 def test_30_nullable_enum_allows_null(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +14,11 @@ import pytest
 from codegen.config import Config, Override
 from codegen.pipeline import analyze
 from codegen.problems import Level
-from codegen.surface import prose, titles
+from codegen.surface import annotations, prose, titles
+from codegen.surface import listing as listing_module
 from codegen.surface.listing import fit_listing, listing_tokens
 from codegen.surface.plans import ToolSpec
+from codegen.surface.profiles.refs import inline_refs
 from codegen.surface.tokens import count_tokens
 from conftest import ROOT, mini_spec, write_spec
 
@@ -150,6 +153,8 @@ def test_description_leaves_out_the_title_route_generic_errors_and_link_urls(tmp
                     "200": {"description": "ok"},
                     "404": {"description": "Resource not found"},
                     "409": {"description": "The thing is locked by another writer"},
+                    "410": {"description": "Gone if the thing was archived"},
+                    "422": {"description": "Response when the thing is read-only"},
                     "default": {"description": "Unexpected error"},
                 },
             },
@@ -157,7 +162,29 @@ def test_description_leaves_out_the_title_route_generic_errors_and_link_urls(tmp
     }
     tool = tools_of(tmp_path, paths)[0]["get_thing"]
     assert tool.title == tool.annotations["title"] == "Get a thing"
-    assert tool.description == "Reads **one** thing, see docs.\n\nErrors: 409 The thing is locked by another writer."
+    errors = "409 The thing is locked by another writer; 410 if the thing was archived; 422 when the thing is read-only"
+    assert tool.description == f"Reads **one** thing, see docs.\n\nErrors: {errors}."
+
+
+@pytest.mark.parametrize(
+    ("summary", "description", "expected"),
+    [
+        ("Widget root", "Links to every widget.", "Links to every widget."),  # the summary is within the title
+        ("Get widgets of a repo", "Gets the widgets of a repo. Only admins may.", "Only admins may."),
+        ("Mark a widget as done", 'Marks a widget as "done." It stays so.', "It stays so."),  # ends after the quote
+        ("List widgets for a repo", "Lists the widgets for a repo.\n\nNeeds `repo`.", "Needs `repo`."),
+        ("Old - Get widgets", "Some text.", "Old - Get widgets\n\nSome text."),  # the summary says more: kept
+        ("Get widgets of a repo", "Gets the widgets of a repo, newest first. Only admins may.", None),  # says more
+        ("Get widgets of a repo", "Gets the widgets of a repo.\n\nOnly admins may.", "Only admins may."),
+        ("Get widgets of a repo", "Gets the widgets of a repo.", "Gets the widgets of a repo."),  # never empty
+    ],
+)
+def test_description_does_not_say_the_title_again(
+    tmp_path: Path, summary: str, description: str, expected: str | None
+) -> None:
+    paths = {"/widgets": {"get": ok(operationId="getWidgets", summary=summary, description=description)}}
+    tool = tools_of(tmp_path, paths)[0]["get_widgets"]
+    assert tool.description == (description if expected is None else expected), tool.title
 
 
 def test_description_is_never_empty_and_route_only_when_nothing_else_says_it(tmp_path: Path) -> None:
@@ -234,15 +261,24 @@ def test_every_tool_lists_its_title_once_and_hints_that_differ_from_the_defaults
     paths = {"/things": {"get": ok(operationId="listThings"), "post": ok(operationId="makeThing")}}
     tools = tools_of(tmp_path, paths, compact=compact)[0]
     listed = {name: tool.to_json() for name, tool in tools.items()}
-    assert listed["list_things"]["annotations"] == {
-        "title": "List things",
-        "readOnlyHint": True,
-        "destructiveHint": False,
-        "idempotentHint": True,
-    }
+    # MCP: destructiveHint and idempotentHint mean something only when readOnlyHint is false
+    assert listed["list_things"]["annotations"] == {"title": "List things", "readOnlyHint": True}
     assert listed["make_thing"]["annotations"] == {"title": "Create a thing", "destructiveHint": False}
     assert all("title" not in entry for entry in listed.values())  # the same title twice would be repetition
     assert tools["make_thing"].annotations["openWorldHint"] is True  # the tool itself keeps every hint
+    assert tools["list_things"].annotations["destructiveHint"] is False  # ... and so does a read-only one
+    assert {name: annotations.implied(entry["annotations"]) for name, entry in listed.items()} == {
+        name: dict(tool.annotations) for name, tool in tools.items()
+    }  # what a listing leaves out is what it implies: the surface report reads it back unchanged
+
+
+def test_a_read_only_tool_lists_the_hints_reading_does_not_imply() -> None:
+    odd = {"title": "Poll", "readOnlyHint": True, "destructiveHint": True, "idempotentHint": False}
+    assert annotations.listed(odd) == odd  # overridden against what reading implies: said
+    assert annotations.implied(annotations.listed(odd)) == {**odd, "openWorldHint": True}
+    plain = {"title": "Get", "readOnlyHint": True, "destructiveHint": False, "idempotentHint": True}
+    closed = {"title": "Get", "readOnlyHint": True, "openWorldHint": False}
+    assert annotations.listed({**plain, "openWorldHint": False}) == closed
 
 
 # -- the listing's cost ------------------------------------------------------------------------------------
@@ -259,8 +295,16 @@ def test_output_schemas_leave_the_listing_only_when_it_is_too_large(tmp_path: Pa
     response = {
         "content": {"application/json": {"schema": {"type": "object", "properties": {"a": {"type": "string"}}}}}
     }
-    paths = {f"/things{i}": {"get": {"operationId": f"get{i}", "responses": {"200": response}}} for i in range(3)}
-    tools = list(tools_of(tmp_path, paths)[0].values())
+    paths: dict[str, Any] = {
+        f"/things{i}": {"get": {"operationId": f"get{i}", "responses": {"200": response}}} for i in range(3)
+    }
+    body = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}}
+    paths["/things"] = {"post": {"operationId": "make", "requestBody": body, "responses": {"200": response}}}
+    thing = {"type": "object", "properties": {"size": {"$ref": "#/components/schemas/Size"}}}
+    size = {"type": "integer", "minimum": 1}
+    spec = write_spec(tmp_path, mini_spec(paths, components={"schemas": {"Thing": thing, "Size": size}}))
+    by_name = {t.name: t for t in analyze(Config(spec=str(spec)))[1]}
+    tools = [by_name[name] for name in ("get0", "get1", "get2")]
     assert all(t.output_schema is not None for t in tools)
     kept, problems = fit_listing(tools)
     assert kept == tools and problems == []
@@ -271,6 +315,12 @@ def test_output_schemas_leave_the_listing_only_when_it_is_too_large(tmp_path: Pa
     assert [without_prose(t.input_schema) for t in fitted] == [without_prose(t.input_schema) for t in tools]
     assert [t.input_schema["properties"]["fields"].get("description") for t in fitted] == [None] * 3
     assert [p.level for p in problems] == [Level.WARNING] and "output schemas are left out" in problems[0].message
+    make = by_name["make"]  # a definition used once is written in place: the same schema without the $ref
+    assert "$defs" in make.input_schema
+    (inlined,), _ = fit_listing([make], listing_tokens([make]) - 1)
+    assert "$defs" not in inlined.input_schema and inlined.input_schema == inline_refs(make.input_schema)[0]
+    bare = replace(make, output_schema=None)  # --compact: inlined too, and nothing to warn about
+    assert fit_listing([bare], listing_tokens([bare]) - 1) == ([replace(inlined, output_schema=None)], [])
 
 
 # -- GitHub: the whole `tools` surface within 350k tokens, with every schema fact kept -----------------------
@@ -310,10 +360,11 @@ def test_github_tools_surface_costs_at_most_350k_tokens_and_loses_no_schema_fact
     assert any("output schemas are left out" in p.message for p in problems)
     assert all(t.description and t.annotations["title"] for t in tools)
     monkeypatch.setattr(prose, "clean_schema", lambda node: node)  # the schemas with the text changes disabled
+    monkeypatch.setattr(listing_module, "inline_once", lambda node: node)  # ... and with every $ref kept
     _, raw, _ = analyze(Config(spec=spec))
     assert [t.name for t in raw] == [t.name for t in tools]
     for new, old in zip(tools, raw):
-        assert without_prose(new.input_schema) == without_prose(old.input_schema), new.name
+        expanded = [without_prose(inline_refs(t.input_schema)[0]) for t in (new, old)]
+        assert expanded[0] == expanded[1], new.name
         assert new.plan == old.plan
-    if tokens > 350_000:  # the open agent-ready-surface issue's target, missed since result shaping added
-        pytest.xfail(f"GitHub's tools/list is {tokens:,} tokens, over the 350,000 target")  # fields/max_items
+    assert tokens <= 350_000, f"GitHub's tools/list is {tokens:,} tokens"  # 340,195 when written

@@ -2,7 +2,9 @@
 
 A POST whose operationId or summary says it deletes, removes, cancels, revokes, voids or destroys
 something is destructive too (`POST /invoices/{id}/void`). Config overrides and `x-mcp-annotations`
-still win (select.apply_overrides). The listing leaves out hints equal to their MCP default (`listed`)."""
+still win (select.apply_overrides). The listing leaves out hints equal to their MCP default, and on a read-only
+tool the two hints MCP declares meaningful only when a tool is not read-only, when they say what reading implies
+(`listed`); `implied` puts them back."""
 
 from __future__ import annotations
 
@@ -27,6 +29,9 @@ HINTS: Mapping[str, tuple[bool, bool, bool]] = {
 # the MCP defaults a listing can leave out without changing what a client is told; destructiveHint is always
 # sent (a client that wrongly assumed `false` for a missing one would under-warn)
 LISTED_DEFAULTS: Mapping[str, bool] = {"readOnlyHint": False, "idempotentHint": False, "openWorldHint": True}
+# what a read-only tool implies (MCP: destructiveHint and idempotentHint mean something only when readOnlyHint is
+# false); left out of the listing for read-only tools, ~13 tokens each on hundreds of GET tools
+READ_ONLY_IMPLIES: Mapping[str, bool] = {"destructiveHint": False, "idempotentHint": True}
 DESTRUCTIVE_WORDS = frozenset(
     "delete deletes remove removes cancel cancels revoke revokes void voids destroy destroys".split()
 )
@@ -52,6 +57,17 @@ def tool_annotations(op: Operation, title: str) -> dict[str, Any]:
     }
 
 
+def _defaults(read_only: bool) -> Mapping[str, bool]:
+    return {**LISTED_DEFAULTS, **READ_ONLY_IMPLIES} if read_only else LISTED_DEFAULTS
+
+
 def listed(annotations: Mapping[str, Any]) -> dict[str, Any]:
-    """The annotations as tools/list sends them: hints equal to their MCP default are left out."""
-    return {k: v for k, v in annotations.items() if k not in LISTED_DEFAULTS or LISTED_DEFAULTS[k] is not v}
+    """The annotations as tools/list sends them: hints equal to their MCP default are left out, and so are, on a
+    read-only tool, a destructiveHint false and an idempotentHint true (what reading implies)."""
+    defaults = _defaults(annotations.get("readOnlyHint") is True)
+    return {k: v for k, v in annotations.items() if k not in defaults or defaults[k] is not v}
+
+
+def implied(listed_annotations: Mapping[str, Any]) -> dict[str, Any]:
+    """The annotations a listing stands for (`listed` undone): every hint it left out, at the value it implies."""
+    return {**_defaults(listed_annotations.get("readOnlyHint") is True), **listed_annotations}

@@ -185,7 +185,7 @@ def build_input(
 
 
 def _example_text(example: Mapping[str, Any]) -> str:
-    return json.dumps(dict(sorted(example.items())), ensure_ascii=False, separators=(", ", ": "))
+    return json.dumps(dict(sorted(example.items())), ensure_ascii=False, separators=(",", ":"))  # compact: tokens
 
 
 def _rename_reason(entry: _Entry, key: str, entries: list[_Entry]) -> str:

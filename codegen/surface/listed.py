@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .annotations import LISTED_DEFAULTS
+from .annotations import implied
 from .plans import tool_entry
 
 
@@ -90,8 +90,9 @@ def read_listed(tools_json: str, routes_json: str) -> list[ListedTool]:
         if not isinstance(route, dict):
             raise ValueError(f"tool {tool['name']!r} has no route in routes.json")
         output = tool.get("outputSchema")
-        # tools.json leaves out what a client infers: hints at their MCP default, a title equal to annotations'
-        annotations = {**LISTED_DEFAULTS, **_mapping(tool.get("annotations"))}
+        # tools.json leaves out what a client infers: hints at their MCP default (or implied by readOnlyHint),
+        # a title equal to annotations'
+        annotations = implied(_mapping(tool.get("annotations")))
         listed.append(
             ListedTool(
                 tool["name"],

@@ -4,7 +4,9 @@ Output schemas tell a client the shape of a result; no model needs them to choos
 whole tools/list (cl100k tokens of tools.json as sent) exceeds LISTING_TOKENS with them, they are left out
 of it: every tool still returns its result, as text (and structured content where the tool keeps a schema),
 and a warning says how much the listing saved. Everything a call needs (names, input schemas, descriptions,
-annotations) stays.
+annotations) stays; input schemas only lose the result-shaping arguments' descriptions (the same sentence on
+hundreds of tools) and write their definitions used once in place (inline_once.py: the same schema). A listing
+without output schemas (--compact) over the limit gets the input-schema savings, without a warning.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..problems import Level, Problem
+from .inline_once import inline_once
 from .plans import ToolSpec
 from .tokens import count_tokens
 
@@ -30,15 +33,16 @@ def _text(tools: Sequence[ToolSpec]) -> str:
 
 
 def fit_listing(tools: Sequence[ToolSpec], limit: int = LISTING_TOKENS) -> tuple[list[ToolSpec], list[Problem]]:
-    """`tools` unchanged while their listing fits `limit` tokens; else the same tools without output schemas."""
-    if not any(t.output_schema is not None for t in tools):
-        return list(tools), []
+    """`tools` unchanged while their listing fits `limit` tokens; else the same tools without output schemas (and
+    with the input schemas' other savings, see `_without_output_schema`)."""
     if len(_text(tools)) <= limit:  # a token is at least one character: no need to count
         return list(tools), []
     before = listing_tokens(tools)
     if before <= limit:
         return list(tools), []
     fitted = [_without_output_schema(t) for t in tools]
+    if not any(t.output_schema is not None for t in tools):  # --compact: nothing a client would miss, no warning
+        return fitted, []
     after = listing_tokens(fitted)
     message = (
         f"tools/list would cost {before:,} tokens (more than {limit:,}): output schemas are left out of it, "
@@ -51,7 +55,8 @@ def _without_output_schema(tool: ToolSpec) -> ToolSpec:
     """The tool without its output schema; a `next` page its result would have carried in structuredContent
     (which that schema declared) travels in the result's `_meta` instead. The result-shaping arguments
     (`fields`, `max_items`, `max_pages`) lose their descriptions, as with --compact: the same sentence on
-    hundreds of tools says nothing their names and schemas do not."""
+    hundreds of tools says nothing their names and schemas do not. Definitions used once are written in place."""
+    tool = replace(tool, input_schema=inline_once(tool.input_schema))
     results = tool.plan.results
     if results is None:
         return replace(tool, output_schema=None)

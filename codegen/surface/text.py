@@ -42,11 +42,15 @@ def tool_text(op: Operation, name: str, compact: bool = False) -> ToolText:
     title, source = titles.title(op.summary, op.description, op.method, op.path, name)
     parts = ["Deprecated."] if op.deprecated else []
     summary = prose.clean(op.summary)
-    if summary and not _repeats(summary, title):
+    if summary and not _repeats(summary, title) and not _within(summary, title):
         parts.append(summary)
     body = prose.clean(op.description) if op.description and op.description != op.summary else ""
     if body and source == "description":  # its first sentence is the title
         body = body[len(titles.first_sentence(op.description)) :].strip()
+    elif body:  # a first sentence that says the title again ("Gets a thing." under "Get a thing")
+        first, rest = _first_and_rest(body)
+        if rest and (_repeats(first, title) or _within(first, title) or (summary and _repeats(first, summary))):
+            body = rest
     if body and not any(p.location == "header" and p.name.lower() == "accept" for p in op.parameters):
         body = _without_media_type_lists(body)
     if body and _repeats(body, summary or title):
@@ -112,6 +116,27 @@ def _repeats(text: str, title: str) -> bool:
     return common >= 3 and common >= min(len(first), len(other)) - 1
 
 
+def _first_and_rest(body: str) -> tuple[str, str]:
+    """The first sentence of `body` (with a closing quote or bracket after its end) and what follows it."""
+    first = titles.first_sentence(body)
+    if not body.startswith(first):
+        return first, ""
+    end = len(first) + len(body[len(first) :]) - len(body[len(first) :].lstrip("\"')]"))
+    return body[:end], body[end:].strip()
+
+
+def _within(text: str, title: str) -> bool:
+    """Every word of `text` is in `title`, in order (its verb in any form; articles aside): "GitHub API Root"
+    under "Get GitHub API Root", "Lists the caches for a repository." under "List caches for a repository"."""
+    words = [w for w in _words(text) if w not in ("a", "an", "the")]
+    said = [w for w in _words(title) if w not in ("a", "an", "the")]
+    if words and said and words[0] != said[0] and titles.base_verb(words[0]) == titles.base_verb(said[0]) is not None:
+        words = words[1:]
+        said = said[1:]
+    remaining = iter(said)
+    return bool(words) and all(word in remaining for word in words)
+
+
 def _is_failure(response: Response) -> bool:
     return response.status[:1] in "45" or response.status == "DEFAULT"
 
@@ -122,6 +147,9 @@ def _generic(response: Response) -> bool:
 
 
 def failure(response: Response) -> str:
-    text = prose.cut(" ".join(prose.clean(response.description).split()), MAX_ERROR_TEXT)
+    text = " ".join(prose.clean(response.description).split())
+    phrase = next((s.phrase for s in HTTPStatus if str(s.value) == response.status), "Response")
+    text = re.sub(rf"^(?:{re.escape(phrase)}|Response|Error)\s+(?=(?:if|when|unless|because)\b)", "", text, flags=re.I)
+    text = prose.cut(text, MAX_ERROR_TEXT)  # "404 Not Found if the gist is not starred" -> "404 if the gist ..."
     status = "other" if response.status == "DEFAULT" else response.status
     return f"{status} {text}".strip().rstrip(".")

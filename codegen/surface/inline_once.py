@@ -1,0 +1,126 @@
+"""Definitions used once, written in place: the same schema without the indirection.
+
+A `$defs` entry that one `$ref` in the whole schema names costs its name twice (the key and the pointer) and
+sends a model to look it up. `inline_once` writes such a definition where it is referenced, when that
+changes nothing a validator or a reader is told:
+- the reference is the only one to it (counted over the root and every definition) and it is not recursive
+  (it does not reach itself through references);
+- the definition is an object schema without identifiers of its own (`$id`, `$anchor`, `$defs`, ...);
+- the keywords beside the `$ref` are annotations that the definition does not have too (merging
+  `{"$ref": X, "description": d}` into X keeps both; a constraint beside a `$ref` could interact with X's
+  keywords, e.g. `properties` with `additionalProperties`, so such references stay).
+References left inside the inlined definition still point at `#/$defs/...` from the root, so they stay valid;
+a schema with any other reference (into a definition, or elsewhere) is left as it is.
+A definition also named by a pointer that is not a `$ref` (a discriminator's mapping) stays. Data keywords
+(enum, const, default, examples) are never searched for references.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from ..problems import unescape
+
+PREFIX = "#/$defs/"
+DATA = frozenset({"enum", "const", "default", "examples"})
+SIBLINGS = frozenset({"description", "title", "default", "examples", "deprecated", "readOnly", "writeOnly"})
+OWN_IDS = frozenset({"$id", "$anchor", "$dynamicAnchor", "$schema", "$defs", "$vocabulary", "definitions"})
+MAX_LEVEL = 200  # nested schemas followed; a schema nested deeper is left as it is
+
+
+def inline_once(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`schema` with every definition referenced once (and safely) written in place of its reference."""
+    defs = schema.get("$defs")
+    if not isinstance(defs, Mapping) or not defs:
+        return schema
+    uses: Counter[str | None] = Counter()
+    edges: dict[str, set[str]] = {name: set() for name in defs}
+    _count(schema, uses, None, edges, 0)
+    if set(uses) - set(defs):  # a pointer into a definition, or elsewhere: moving definitions could break it
+        return schema
+    candidates = {
+        name
+        for name, target in defs.items()
+        if uses[name] == 1 and isinstance(target, Mapping) and not OWN_IDS & set(target) and not _cyclic(name, edges)
+    }
+    if not candidates:
+        return schema
+    inlined: set[str] = set()
+
+    def walk(node: Any, level: int) -> Any:
+        if level > MAX_LEVEL:
+            return node
+        if isinstance(node, list):
+            return [walk(v, level + 1) for v in node]
+        if not isinstance(node, Mapping):
+            return node
+        name = _target(node)
+        if name is not None and name in candidates:
+            target = defs[name]
+            siblings = {k: v for k, v in node.items() if k != "$ref"}
+            if set(siblings) <= SIBLINGS and not set(siblings) & set(target):
+                inlined.add(name)
+                return {**walk(target, level + 1), **siblings}
+        return {k: (v if k in DATA or k == "$defs" else walk(v, level + 1)) for k, v in node.items()}
+
+    root = dict(walk(schema, 0))
+    walked = {name: walk(target, 1) for name, target in defs.items()}  # all first: they inline their own uses
+    kept = {name: value for name, value in walked.items() if name not in inlined}
+    if kept:
+        root["$defs"] = kept
+    else:
+        root.pop("$defs", None)
+    return root
+
+
+def _target(node: Mapping[str, Any]) -> str | None:
+    ref = node.get("$ref")
+    return unescape(ref[len(PREFIX) :]) if isinstance(ref, str) and ref.startswith(PREFIX) else None
+
+
+def _count(node: Any, uses: Counter[str | None], owner: str | None, edges: dict[str, set[str]], level: int) -> None:
+    """Every `$ref` to a definition, anywhere outside data keywords; `edges`: which definitions each one names."""
+    if level > MAX_LEVEL:  # not counted: nothing may move
+        uses[None] += 1
+        return
+    if isinstance(node, str):  # a pointer written elsewhere (a discriminator's mapping): never moved
+        if node.startswith(PREFIX):
+            uses[unescape(node[len(PREFIX) :])] += 2
+        return
+    if isinstance(node, list):
+        for value in node:
+            _count(value, uses, owner, edges, level + 1)
+        return
+    if not isinstance(node, Mapping):
+        return
+    name = _target(node)
+    if name is not None:
+        uses[name] += 1
+        if owner is not None:
+            edges[owner].add(name)
+    elif isinstance(node.get("$ref"), str):  # any other reference: nothing may move
+        uses[None] += 1
+    for key, value in node.items():
+        if key in DATA or (key == "$ref" and isinstance(value, str)):  # a $ref is counted above
+            continue
+        if key == "$defs" and level == 0 and isinstance(value, Mapping):
+            for def_name, target in value.items():
+                _count(target, uses, def_name, edges, level + 1)
+        else:
+            _count(value, uses, owner, edges, level + 1)
+
+
+def _cyclic(name: str, edges: Mapping[str, set[str]]) -> bool:
+    """`name` reaches itself through references (bounded by the number of definitions)."""
+    seen: set[str] = set()
+    todo = list(edges.get(name, ()))
+    while todo:
+        current = todo.pop()
+        if current == name:
+            return True
+        if current not in seen:
+            seen.add(current)
+            todo.extend(edges.get(current, ()))
+    return False
