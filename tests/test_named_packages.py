@@ -16,6 +16,7 @@ five times over).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -29,6 +30,7 @@ from conftest import generate_into
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]
 NAMED = ("github", "stripe", "asana", "slack", "twilio", "kubernetes", "jira")
+TOOLS = {"github": 1223, "stripe": 452, "asana": 167, "slack": 174, "twilio": 195, "kubernetes": 845, "jira": 499}
 DESELECTED = ("tests/test_server.py::test_every_tool_sends_its_operation[auto]",)
 
 
@@ -59,6 +61,8 @@ def test_named_api_package_passes_its_own_tests(name: str, named_specs: dict[str
         timeout=900,
     )
     assert run.returncode == 0 and " passed" in run.stdout, run.stdout[-5000:]
+    tools = json.loads(next((out / "src").glob("*/tools.json")).read_text(encoding="utf-8"))
+    assert len(tools) == TOOLS[name]  # every operation is a tool
     unbuilt = re.search(r"no valid arguments could be built for (\d+) of (\d+) tools", run.stdout)
     if unbuilt:  # named with the reason in the skip line
         assert int(unbuilt[1]) <= max(1, int(unbuilt[2]) // 100), unbuilt[0]
