@@ -257,9 +257,7 @@ def group_counts(index: Mapping[str, Any]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda item: (-item[1], item[0].lower(), item[0]))
 
 
-def expand(
-    terms: Iterable[str], stems: Sequence[str], phrases: Mapping[str, Any] | None = None
-) -> dict[str, float]:
+def expand(terms: Iterable[str], stems: Sequence[str], phrases: Mapping[str, Any] | None = None) -> dict[str, float]:
     """Query stems -> indexed stems with how much each counts: a stem the query has 1, an indexed stem it is
     a prefix of (or the reverse: repo ~ repositori) 0.5, a stem one of the query's thesaurus phrases stands
     for (vocabulary.py) its weight. Each piece of evidence adds: a stem two query words lead to counts twice."""
