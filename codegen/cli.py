@@ -264,6 +264,9 @@ def diff_command(
         list[str] | None, typer.Option("--overlay", help=OVERLAY_HELP + " Both specs get them.")
     ] = None,
     strict: Annotated[bool | None, typer.Option("--strict/--no-strict", help=STRICT_HELP)] = None,
+    ref_root: options.RefRoot = None,
+    allow_remote_refs: options.AllowRemoteRefs = False,
+    max_spec_mb: options.MaxSpecMb = None,
 ) -> None:
     """Report how the tools change from OLD to NEW: added, removed, renamed tools; arguments added,
     removed, retyped, enum values removed; annotations and output shape changed.
@@ -272,7 +275,14 @@ def diff_command(
     in what a generated server would serve. Exit codes: 0 no breaking change (or --no-fail), 1 breaking
     changes, 2 a spec could not be read or the configuration is invalid.
     """
-    flags = {"deprecated": deprecated, "validate": False, "overlays": tuple(overlays) if overlays else None}
+    flags = {
+        "deprecated": deprecated,
+        "validate": False,
+        "overlays": tuple(overlays) if overlays else None,
+        "ref_root": ref_root,
+        "allow_remote_refs": allow_remote_refs or None,
+        "max_spec_mb": max_spec_mb,
+    }
     config = _config(new, {**flags, "strict": strict}, tuple(rules or ()), config_file)
     notice = found_notice(config, config_file)
     if notice is not None:

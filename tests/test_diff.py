@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -141,3 +142,18 @@ def test_real_releases_of_the_github_enterprise_api() -> None:
     # every change names a tool that exists on the side it talks about
     new_names = {c["tool"] for c in report["changes"] if c["kind"] != "tool-removed"}
     assert all(name for name in new_names)
+
+
+def test_ref_root_lets_both_sides_read_refs_outside_their_folder(tmp_path: Path) -> None:
+    """A new release in a subfolder that shares the old one's files: refused by default, read with --ref-root."""
+    root = tmp_path / "api"
+    shutil.copytree(FIXTURES / "refs", root)
+    text = (root / "main.yaml").read_text(encoding="utf-8")
+    for name in ("paths.yaml", "parameters.yaml", "schemas/"):
+        text = text.replace(f'"{name}', f'"../{name}')
+    (root / "v2").mkdir()
+    (root / "v2" / "main.yaml").write_text(text, encoding="utf-8")
+    refused = run("diff", root / "main.yaml", root / "v2" / "main.yaml")  # the new side loses what its refs hold
+    assert refused.returncode == 1 and "operations skipped" in refused.stderr and "Traceback" not in refused.stderr
+    code, report = diff_json(root / "main.yaml", root / "v2" / "main.yaml", "--ref-root", str(root))
+    assert code == 0 and report["changes"] == []
