@@ -531,3 +531,41 @@ def test_a_property_named_mapping_keeps_its_definitions(tmp_path: Path) -> None:
     schema = tools_of(write_spec(tmp_path, spec))["post_x"].input_schema
     assert schema["properties"]["mapping"]["items"] == {"$ref": "#/$defs/Mapping"}
     assert "Mapping" in schema["$defs"]
+
+
+def test_one_of_whose_members_are_the_same_schema_becomes_any_of(tmp_path: Path) -> None:
+    """Two named schemas with the same content under a discriminated oneOf: no value could match exactly one,
+    so the tool would refuse every call; it is kept as anyOf, with a warning, and a value validates."""
+    pet = {"type": "object", "properties": {"kind": {"type": "string"}, "name": {"type": "string"}}}
+    body = {
+        "oneOf": [{"$ref": "#/components/schemas/Cat"}, {"$ref": "#/components/schemas/Dog"}],
+        "discriminator": {"propertyName": "kind"},
+    }
+    differ = {"oneOf": [{"$ref": "#/components/schemas/Cat"}, {"type": "integer"}]}
+    spec = mini_spec(
+        {
+            "/pets": {
+                "post": {
+                    "operationId": "addPet",
+                    "requestBody": {"content": {"application/json": {"schema": body}}},
+                    "responses": {"204": {"description": "ok"}},
+                },
+                "put": {
+                    "operationId": "putPet",
+                    "requestBody": {"content": {"application/json": {"schema": differ}}},
+                    "responses": {"204": {"description": "ok"}},
+                },
+            }
+        },
+        components={"schemas": {"Cat": {**pet, "title": "Cat"}, "Dog": {**pet, "description": "A dog"}}},
+    )
+    _, tools, problems = analyze(Config(spec=str(write_spec(tmp_path, spec)), validate=False))
+    by_name = {t.name: t for t in tools}
+    schema = by_name["add_pet"].input_schema
+    body_schema = schema["properties"]["body"]
+    assert "oneOf" not in json.dumps(schema) and body_schema["anyOf"] and body_schema["discriminator"]
+    jsonschema.validate({"body": {"kind": "cat", "name": "Tom"}}, schema)
+    assert [p.pointer for p in problems if "same schema" in p.message] == [
+        "/paths/~1pets/post/requestBody/content/application~1json/schema/oneOf"
+    ]
+    assert "oneOf" in json.dumps(by_name["put_pet"].input_schema)  # members that differ: oneOf stays

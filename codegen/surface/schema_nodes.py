@@ -160,6 +160,14 @@ class NodeConverter:
         discriminator = node.get("discriminator")
         if isinstance(discriminator, dict) and isinstance(discriminator.get("propertyName"), str):
             out["discriminator"] = self._discriminator(discriminator, at.child("discriminator"), refs)
+        if "oneOf" in out and "anyOf" not in out and self._twins(node["oneOf"], at.child("oneOf")):
+            self._report(
+                Level.WARNING,
+                "oneOf members are the same schema, so no value could match exactly one; kept as anyOf"
+                + (" (the discriminator picks the member)" if "discriminator" in out else ""),
+                at.child("oneOf"),
+            )
+            out["anyOf"] = out.pop("oneOf")
 
         if "allOf" in out:
             clash = type_clash(out["allOf"])
@@ -186,6 +194,23 @@ class NodeConverter:
             bad = [t for t in listed if t not in types]
             self._report(Level.WARNING, f"unknown type {bad!r} ignored", at.child("type"))
         return types or None
+
+    def _twins(self, members: list[Any], at: Ref) -> bool:
+        """Whether two members of a oneOf are the same schema (after their references, notes aside)."""
+        seen: list[Any] = []
+        for i, member in enumerate(members):
+            target = member
+            if isinstance(member, dict) and "$ref" in member:
+                try:
+                    target, _ = self.resolver.resolve(member, at.child(i))
+                except RefError:
+                    continue
+            if isinstance(target, dict):
+                target = {k: v for k, v in target.items() if k not in ANNOTATIONS}
+            if target in seen:
+                return True
+            seen.append(target)
+        return False
 
     def _hidden(self, child: Any, at: Ref, direction: Direction) -> bool:
         """readOnly properties are not inputs; writeOnly properties are not outputs."""
