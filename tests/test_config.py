@@ -26,7 +26,7 @@ def op(operation_id: str, *tags: str, **extra: Any) -> dict[str, Any]:
 ZOO: dict[str, Any] = mini_spec(
     {
         "/pets": {
-            "get": op("listPets", "pets", description="Lists the pets.\n\nAnd what --compact leaves out."),
+            "get": op("listPets", "pets", description="Every animal in the zoo, newest first.\n\nAnd what --compact leaves out."),
             "post": op("createPet", "pets"),
         },
         "/pets/{id}": {
@@ -128,7 +128,9 @@ exclude = false
     assert "fetch_pet" not in tools and "pet_by_id" in tools
     pet = tools["pet_by_id"]
     assert pet["annotations"]["title"] == "Fetch one pet"  # the spec's x-mcp-title applies where the config is silent
-    assert "openWorldHint" not in pet["annotations"] and "idempotentHint" not in pet["annotations"]  # the defaults
+    assert "openWorldHint" not in pet["annotations"]  # the default
+    # a read-only tool's unlisted idempotentHint reads as true (annotations.implied): false has to be listed
+    assert pet["annotations"]["idempotentHint"] is False
     adopt = tools["create_pet"]
     assert (adopt["annotations"]["title"], adopt["description"]) == ("Adopt a pet", "Adds a pet.")
     assert "list_users" in tools  # the config un-excludes what the spec excluded
