@@ -191,7 +191,7 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
     extra = {
         "default_timeout": config.timeout,
         "clients": client_setup(project, base_url),
-        "discovery": _discovery_context(surface, config.surface),
+        "discovery": _discovery_context(surface, config.surface, tools),
     }
     with _no_collection():  # not around black, whose syntax trees are cyclic garbage
         files, found = render(api, tools, project, base_url, config.templates, extra)
@@ -206,8 +206,9 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
     return Result(files, tuple(problems), api, tuple(tools), project, surface)
 
 
-def _discovery_context(surface: Surface, requested: str) -> dict[str, Any] | None:
-    """The templates' `discovery` variable: None for a package that serves only its tools."""
+def _discovery_context(surface: Surface, requested: str, tools: list[ToolSpec]) -> dict[str, Any] | None:
+    """The templates' `discovery` variable: None for a package that serves only its tools. `outputs_json`: the
+    output schemas a large listing left out, which describe_tool still shows (read on the first describe)."""
     if surface.name != "discovery":
         return None
     why = "generated with surface discovery" if requested == "discovery" else "auto, over 40 tools or 20k tokens"
@@ -216,5 +217,6 @@ def _discovery_context(surface: Surface, requested: str) -> dict[str, Any] | Non
         "why": why,
         "search_json": wire(surface.index),
         "discovery_json": wire(surface.discovery_json()),
+        "outputs_json": wire({t.name: t.described_output for t in tools if t.described_output is not None}),
         "pinned": surface.pinned,
     }

@@ -26,7 +26,11 @@ def op(operation_id: str, *tags: str, **extra: Any) -> dict[str, Any]:
 ZOO: dict[str, Any] = mini_spec(
     {
         "/pets": {
-            "get": op("listPets", "pets", description="Every animal in the zoo, newest first.\n\nAnd what --compact leaves out."),
+            "get": op(
+                "listPets",
+                "pets",
+                description="Every animal in the zoo, newest first.\n\nAnd what --compact leaves out.",
+            ),
             "post": op("createPet", "pets"),
         },
         "/pets/{id}": {

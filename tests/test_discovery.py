@@ -105,7 +105,9 @@ def test_generated_search_ranks_a_big_api_as_the_generator(
     index, analyzer = search.Index(data), Analyzer()
     for t in tasks("github") + tasks("github", SELECTION / "heldout"):
         found, _ = index.search(t["task"], 8)
-        assert [f["name"] for f in found] == [data["tools"][i]["name"] for i in rank(data, analyzer.stems(t["task"]), 8)]
+        assert [f["name"] for f in found] == [
+            data["tools"][i]["name"] for i in rank(data, analyzer.stems(t["task"]), 8)
+        ]
 
 
 # -- the listing's cost ----------------------------------------------------------------------------

@@ -150,3 +150,10 @@ async def test_github_listing_and_search_answers_fit_their_token_budgets(github_
         merged = await client.call_tool("search_tools", {"query": "merge a pull request", "limit": 5})
         assert merged.structured_content is not None
         assert "pulls_merge" in [t["name"] for t in merged.structured_content["tools"]]
+        # GitHub's whole listing is too large to carry output schemas; describe_tool still shows them
+        described = await client.call_tool("describe_tool", {"name": "pulls_get"})
+        assert described.structured_content is not None
+        listed = json.loads((Path(github_server.__file__).parent / "tools.json").read_text(encoding="utf-8"))
+        assert "outputSchema" not in next(t for t in listed if t["name"] == "pulls_get")
+        output = described.structured_content["outputSchema"]
+        assert output["type"] == "object" and "merged" in json.dumps(output)

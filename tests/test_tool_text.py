@@ -311,6 +311,7 @@ def test_output_schemas_leave_the_listing_only_when_it_is_too_large(tmp_path: Pa
     limit = listing_tokens(tools) - 1
     fitted, problems = fit_listing(tools, limit)
     assert all(t.output_schema is None for t in fitted) and listing_tokens(fitted) < limit
+    assert [t.described_output for t in fitted] == [t.output_schema for t in tools]  # kept for describe_tool
     # Every constraint stays; only the result-shaping arguments' descriptions go (as under --compact).
     assert [without_prose(t.input_schema) for t in fitted] == [without_prose(t.input_schema) for t in tools]
     assert [t.input_schema["properties"]["fields"].get("description") for t in fitted] == [None] * 3
@@ -320,7 +321,10 @@ def test_output_schemas_leave_the_listing_only_when_it_is_too_large(tmp_path: Pa
     (inlined,), _ = fit_listing([make], listing_tokens([make]) - 1)
     assert "$defs" not in inlined.input_schema and inlined.input_schema == inline_refs(make.input_schema)[0]
     bare = replace(make, output_schema=None)  # --compact: inlined too, and nothing to warn about
-    assert fit_listing([bare], listing_tokens([bare]) - 1) == ([replace(inlined, output_schema=None)], [])
+    assert fit_listing([bare], listing_tokens([bare]) - 1) == (
+        [replace(inlined, output_schema=None, described_output=None)],
+        [],
+    )
 
 
 # -- GitHub: the whole `tools` surface within 350k tokens, with every schema fact kept -----------------------

@@ -63,6 +63,7 @@ DISCOVERY_FILES: tuple[tuple[str, str], ...] = (
     ("search.py.jinja", "src/{package}/search.py"),
     ("search.json.jinja", "src/{package}/search.json"),
     ("discovery.json.jinja", "src/{package}/discovery.json"),
+    ("outputs.json.jinja", "src/{package}/outputs.json"),
 )
 
 

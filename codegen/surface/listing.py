@@ -55,8 +55,9 @@ def _without_output_schema(tool: ToolSpec) -> ToolSpec:
     """The tool without its output schema; a `next` page its result would have carried in structuredContent
     (which that schema declared) travels in the result's `_meta` instead. The result-shaping arguments
     (`fields`, `max_items`, `max_pages`) lose their descriptions, as with --compact: the same sentence on
-    hundreds of tools says nothing their names and schemas do not. Definitions used once are written in place."""
-    tool = replace(tool, input_schema=inline_once(tool.input_schema))
+    hundreds of tools says nothing their names and schemas do not. Definitions used once are written in place.
+    The schema is kept aside (`described_output`) for the discovery surface's describe_tool."""
+    tool = replace(tool, input_schema=inline_once(tool.input_schema), described_output=tool.output_schema)
     results = tool.plan.results
     if results is None:
         return replace(tool, output_schema=None)

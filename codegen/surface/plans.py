@@ -129,6 +129,8 @@ class ToolSpec:
     annotations: Mapping[str, Any]
     plan: RequestPlan
     operation: Operation
+    # the output schema a listing too large to carry it left out (listing.fit_listing): describe_tool still shows it
+    described_output: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The tool exactly as tools/list sends it (see tool_entry)."""
