@@ -3,8 +3,8 @@
 For each spec with a task file here (github.yaml, stripe.yaml, ...), map the spec to tools exactly as
 the generator does, build the discovery search index, and rank the tools for each task's words. A task
 counts as found at k when one of its operations is among the first k results. Prints recall@1 and
-recall@5 per spec for our ranking and for a baseline: plain BM25 (bm25s, its default English tokenizer,
-no stemming) over each tool's one-line summary.
+recall@5 per spec for our ranking, for a baseline: plain BM25 (bm25s, its default English tokenizer, no
+stemming) over each tool's one-line summary, and for FastMCP's own search_tools when its venv is set up.
 
     .venv/bin/python bench/selection/evaluate.py [--spec github ...] [--json bench/results/selection.json]
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -33,6 +34,8 @@ from codegen.surface.plans import ToolSpec  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 HELDOUT = HERE / "heldout"  # tasks written after tuning and never used for it
+TOOLS_DIR = Path(os.environ.get("MCP_CODEGEN_TOOLS", Path.home() / ".cache" / "mcp-codegen-tools"))
+FASTMCP_PYTHON = TOOLS_DIR / "fastmcp-venv" / "bin" / "python"
 SPECS = ("github", "stripe", "asana", "slack")
 
 
@@ -88,21 +91,53 @@ def baseline(tools: list[ToolSpec], tasks: list[Task]) -> list[list[str]]:
     return out
 
 
-def evaluate(name: str, path: str) -> list[dict[str, Any]]:
+def fastmcp(path: str, sets: dict[str, list[Task]]) -> dict[str, list[list[str]]] | None:
+    """FastMCP's own search_tools (its BM25SearchTransform over the tools FastMCP.from_openapi makes), asked each
+    task in its venv (fastmcp_search.py); None when that venv is not set up (bench/peers/setup-fastmcp.sh)."""
+    if not FASTMCP_PYTHON.is_file():
+        return None
+    request = {"spec": path, "tasks": {name: [t.text for t in tasks] for name, tasks in sets.items()}}
+    done = subprocess.run(
+        [str(FASTMCP_PYTHON), str(HERE / "fastmcp_search.py")],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if done.returncode != 0:
+        print(f"FastMCP search failed on {path}: {done.stderr[-500:]}", file=sys.stderr)
+        return None
+    return dict(json.loads(done.stdout)["found"])
+
+
+def evaluate(name: str, path: str, peer: bool = True) -> list[dict[str, Any]]:
     """The tuning tasks' result, and the held-out tasks' (heldout/NAME.yaml) where there are some."""
     started = time.perf_counter()
     tools = spec_tools(path)
     index = build_index(tools)
     built = time.perf_counter() - started
-    out = [score(name, load_tasks(name), tools, index, built)]
+    sets = {name: load_tasks(name)}
     if (HELDOUT / f"{name}.yaml").exists():
-        out.append(score(f"{name} (held out)", load_tasks(name, HELDOUT), tools, index, built))
-    return out
+        sets[f"{name} (held out)"] = load_tasks(name, HELDOUT)
+    peers = fastmcp(path, sets) if peer else None
+    return [
+        score(label, tasks, tools, index, built, peers.get(label) if peers else None) for label, tasks in sets.items()
+    ]
 
 
-def score(name: str, tasks: list[Task], tools: list[ToolSpec], index: dict[str, Any], built: float) -> dict[str, Any]:
+def score(
+    name: str,
+    tasks: list[Task],
+    tools: list[ToolSpec],
+    index: dict[str, Any],
+    built: float,
+    peer: list[list[str]] | None = None,
+) -> dict[str, Any]:
     result: dict[str, Any] = {"spec": name, "tools": len(tools), "tasks": len(tasks), "seconds": round(built, 1)}
-    for label, ranked in (("ours", ours(tools, tasks, index)), ("bm25_summary", baseline(tools, tasks))):
+    rankings = [("ours", ours(tools, tasks, index)), ("bm25_summary", baseline(tools, tasks))]
+    if peer is not None:
+        rankings.append(("fastmcp_bm25", peer))
+    for label, ranked in rankings:
         result[label] = {"recall@1": round(recall(ranked, tasks, 1), 3), "recall@5": round(recall(ranked, tasks, 5), 3)}
         if label == "ours":
             result["misses@5"] = [t.text for found, t in zip(ranked, tasks) if not t.operations.intersection(found)]
@@ -115,15 +150,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--markdown", type=Path, help="also write the table, with the misses, as Markdown here")
     parser.add_argument("--misses", action="store_true", help="print the tasks our ranking misses at 5")
+    parser.add_argument("--no-fastmcp", action="store_true", help="skip FastMCP's search even when its venv is there")
     args = parser.parse_args(argv)
     paths = spec_paths()
-    results = [result for name in args.spec or SPECS for result in evaluate(name, paths[name])]
-    print(f"{'spec':19} {'tools':>5} {'tasks':>5}  {'ours r@1':>8} {'ours r@5':>8}  {'bm25 r@1':>8} {'bm25 r@5':>8}")
+    results = [
+        result for name in args.spec or SPECS for result in evaluate(name, paths[name], peer=not args.no_fastmcp)
+    ]
+    print(
+        f"{'spec':19} {'tools':>5} {'tasks':>5}  {'ours r@1':>8} {'ours r@5':>8}  {'bm25 r@1':>8} {'bm25 r@5':>8}"
+        f"  {'FastMCP r@1':>11} {'FastMCP r@5':>11}"
+    )
     for r in results:
         o, b = r["ours"], r["bm25_summary"]
+        f = r.get("fastmcp_bm25")
+        peer = f"  {f['recall@1']:11.1%} {f['recall@5']:11.1%}" if f else f"  {'-':>11} {'-':>11}"
         print(
             f"{r['spec']:19} {r['tools']:5} {r['tasks']:5}  {o['recall@1']:8.1%} {o['recall@5']:8.1%}"
-            f"  {b['recall@1']:8.1%} {b['recall@5']:8.1%}"
+            f"  {b['recall@1']:8.1%} {b['recall@5']:8.1%}{peer}"
         )
         if args.misses:
             for text in r["misses@5"]:
@@ -143,16 +186,21 @@ def markdown(results: list[dict[str, Any]]) -> str:
         "--markdown bench/results/selection.md`",
         "",
         "A task is found at k when one of its operations is among the first k results. Baseline: plain BM25",
-        "(bm25s, default English tokenizer, no stemming) over each tool's one-line summary.",
+        "(bm25s, default English tokenizer, no stemming) over each tool's one-line summary. FastMCP: its own",
+        "`search_tools` (BM25SearchTransform, its default 5 results) over the tools `FastMCP.from_openapi` makes",
+        "from the same spec, asked through its client (bench/selection/fastmcp_search.py). Held-out rows: tasks",
+        "written before the last tuning and never used for it (bench/selection/heldout/).",
         "",
-        "| spec | tools | tasks | ours recall@1 | ours recall@5 | baseline recall@1 | baseline recall@5 |",
-        "|---|---|---|---|---|---|---|",
+        "| spec | tools | tasks | ours recall@1 | ours recall@5 | baseline recall@1 | baseline recall@5 "
+        "| FastMCP recall@1 | FastMCP recall@5 |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
-        o, b = r["ours"], r["bm25_summary"]
+        o, b, f = r["ours"], r["bm25_summary"], r.get("fastmcp_bm25")
+        peer = f"{f['recall@1']:.1%} | {f['recall@5']:.1%}" if f else "– | –"
         lines.append(
             f"| {r['spec']} | {r['tools']} | {r['tasks']} | {o['recall@1']:.1%} | {o['recall@5']:.1%} "
-            f"| {b['recall@1']:.1%} | {b['recall@5']:.1%} |"
+            f"| {b['recall@1']:.1%} | {b['recall@5']:.1%} | {peer} |"
         )
     lines += ["", "Tasks our ranking misses at 5:", ""]
     for r in results:
