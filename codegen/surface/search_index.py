@@ -272,7 +272,8 @@ def expand(terms: Iterable[str], stems: Sequence[str], phrases: Mapping[str, Any
             if term != stem and (term.startswith(stem) or (len(term) >= PREFIX_MIN and stem.startswith(term))):
                 out[term] = out.get(term, 0.0) + PREFIX_WEIGHT
     if phrases:
-        for term, share in expand_phrases(said, phrases["phrases"], float(phrases["weight"])).items():
+        share = float(phrases["weight"])
+        for term in expand_phrases(said, phrases["phrases"]):
             out[term] = out.get(term, 0.0) + share
     return out
 

@@ -58,14 +58,15 @@ def synonyms(
     return {key: sorted(values) for key, values in sorted(out.items()) if values}
 
 
-def expand_phrases(stems: Collection[str], phrases: Mapping[str, Iterable[str]], weight: float) -> dict[str, float]:
-    """The API stems the query's phrases stand for, other than stems the query has: `weight` for each phrase
-    that leads to one (a phrase counts when the query has all its words, in any order)."""
+def expand_phrases(stems: Collection[str], phrases: Mapping[str, Iterable[str]]) -> list[str]:
+    """The API stems the query's phrases stand for, other than stems the query has, once per phrase that leads
+    to one, in the phrases' order (a phrase counts when the query has all its words, in any order). The caller
+    adds the synonym weight for each, in this order, as the generated search.py does (the same float sums)."""
     said = set(stems)
-    out: dict[str, float] = {}
-    for phrase, targets in phrases.items():
-        if all(stem in said for stem in phrase.split(" ")):
-            for target in targets:
-                if target not in said:
-                    out[target] = out.get(target, 0.0) + weight
-    return out
+    return [
+        target
+        for phrase, targets in phrases.items()
+        if all(stem in said for stem in phrase.split(" "))
+        for target in targets
+        if target not in said
+    ]
