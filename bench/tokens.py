@@ -5,7 +5,8 @@ For each spec: the `tools` surface (every operation a tool), the `discovery` sur
 `auto` picks, and search answers: the spec's benchmark tasks (bench/selection/) sent as search_tools queries
 with the default limit (8) to the generated package, in-process through the official MCP client.
 
-    .venv/bin/python bench/tokens.py [--spec github ...] [--no-fastmcp] [--out bench/results/tokens]
+    .venv/bin/python bench/tokens.py [--spec github ...] [--no-fastmcp] [--out bench/results/tokens] [--readme]
+    .venv/bin/python bench/tokens.py --from-json bench/results/tokens.json   # only rewrite bench/README's table
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from codegen.pipeline import analyze, generate  # noqa: E402
 from codegen.surface.discovery import choose  # noqa: E402
 from codegen.surface.tokens import count_tokens, listing_tokens, wire  # noqa: E402
 from codegen.emit.write import write  # noqa: E402
-from evaluate import load_tasks, spec_paths  # noqa: E402
+from evaluate import load_tasks, rewrite, spec_paths  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 SPECS = ("github", "stripe", "asana", "slack")
@@ -131,7 +132,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spec", action="append", choices=SPECS)
     parser.add_argument("--no-fastmcp", action="store_true", help="skip FastMCP even when its venv is there")
     parser.add_argument("--out", type=Path, help="write OUT.json and OUT.md")
+    parser.add_argument("--readme", action="store_true", help="also rewrite the table in bench/README.md")
+    parser.add_argument("--from-json", type=Path, help="no measuring: the rows of an earlier --out's JSON")
     args = parser.parse_args(argv)
+    if args.from_json:
+        rows = json.loads(args.from_json.read_text(encoding="utf-8"))
+        rewrite(ROOT / "bench" / "README.md", "tokens:table", table(rows))
+        return 0
     paths = spec_paths()
     rows = [measure(name, paths[name], not args.no_fastmcp) for name in args.spec or SPECS]
     text = table(rows)
@@ -139,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         args.out.with_suffix(".json").write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
         args.out.with_suffix(".md").write_text(text, encoding="utf-8")
+    if args.readme:
+        rewrite(ROOT / "bench" / "README.md", "tokens:table", text)
     return 0
 
 

@@ -151,6 +151,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", type=Path, help="also write the table, with the misses, as Markdown here")
     parser.add_argument("--misses", action="store_true", help="print the tasks our ranking misses at 5")
     parser.add_argument("--no-fastmcp", action="store_true", help="skip FastMCP's search even when its venv is there")
+    parser.add_argument(
+        "--readmes",
+        action="store_true",
+        help="also rewrite the table in bench/README.md and the sentence in README.md (between their markers)",
+    )
     args = parser.parse_args(argv)
     paths = spec_paths()
     results = [
@@ -175,7 +180,56 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     if args.markdown:
         args.markdown.write_text(markdown(results), encoding="utf-8")
+    if args.readmes:
+        rewrite(ROOT / "bench" / "README.md", "selection:table", "\n".join(table(results)))
+        if headline(results):
+            rewrite(ROOT / "README.md", "selection:summary", headline(results))
     return 0
+
+
+def table(results: list[dict[str, Any]]) -> list[str]:
+    lines = [
+        "| spec | tools | tasks | ours recall@1 | ours recall@5 | baseline recall@1 | baseline recall@5 "
+        "| FastMCP recall@1 | FastMCP recall@5 |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        o, b, f = r["ours"], r["bm25_summary"], r.get("fastmcp_bm25")
+        peer = f"{f['recall@1']:.1%} | {f['recall@5']:.1%}" if f else "– | –"
+        lines.append(
+            f"| {r['spec']} | {r['tools']:,} | {r['tasks']} | {o['recall@1']:.1%} | {o['recall@5']:.1%} "
+            f"| {b['recall@1']:.1%} | {b['recall@5']:.1%} | {peer} |"
+        )
+    return lines
+
+
+def headline(results: list[dict[str, Any]]) -> str:
+    """The project README's sentence: held-out recall@5 of ours, FastMCP's and the baseline."""
+    held = {r["spec"].split(" ")[0]: r for r in results if r["spec"].endswith("(held out)")}
+    if not {"github", "stripe"} <= held.keys():
+        return ""
+    g, s = held["github"], held["stripe"]
+    peer = ""
+    if g.get("fastmcp_bm25") and s.get("fastmcp_bm25"):
+        peer = (
+            f"{g['fastmcp_bm25']['recall@5']:.0%} and {s['fastmcp_bm25']['recall@5']:.0%} for FastMCP's own BM25 "
+            "tool search on the same tasks and "
+        )
+    return (
+        f"it finds the right operation in the first 5 results for {g['ours']['recall@5']:.0%} of GitHub's and "
+        f"{s['ours']['recall@5']:.0%} of Stripe's tasks, against {peer}{g['bm25_summary']['recall@5']:.0%} and "
+        f"{s['bm25_summary']['recall@5']:.0%} for plain BM25 over the summaries."
+    )
+
+
+def rewrite(path: Path, name: str, text: str) -> None:
+    """Replace what stands between `<!-- NAME:start -->` and `<!-- NAME:end -->` in `path` with `text`."""
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    old = path.read_text(encoding="utf-8")
+    if start not in old or end not in old:
+        raise SystemExit(f"{path}: no {start} ... {end} markers")
+    head, rest = old.split(start, 1)
+    path.write_text(head + start + "\n" + text.rstrip("\n") + "\n" + end + rest.split(end, 1)[1], encoding="utf-8")
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
@@ -191,17 +245,8 @@ def markdown(results: list[dict[str, Any]]) -> str:
         "from the same spec, asked through its client (bench/selection/fastmcp_search.py). Held-out rows: tasks",
         "written before the last tuning and never used for it (bench/selection/heldout/).",
         "",
-        "| spec | tools | tasks | ours recall@1 | ours recall@5 | baseline recall@1 | baseline recall@5 "
-        "| FastMCP recall@1 | FastMCP recall@5 |",
-        "|---|---|---|---|---|---|---|---|---|",
+        *table(results),
     ]
-    for r in results:
-        o, b, f = r["ours"], r["bm25_summary"], r.get("fastmcp_bm25")
-        peer = f"{f['recall@1']:.1%} | {f['recall@5']:.1%}" if f else "– | –"
-        lines.append(
-            f"| {r['spec']} | {r['tools']} | {r['tasks']} | {o['recall@1']:.1%} | {o['recall@5']:.1%} "
-            f"| {b['recall@1']:.1%} | {b['recall@5']:.1%} | {peer} |"
-        )
     lines += ["", "Tasks our ranking misses at 5:", ""]
     for r in results:
         lines += [f"- {r['spec']}: " + "; ".join(f"“{text}”" for text in r["misses@5"])]
