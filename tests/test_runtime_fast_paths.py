@@ -56,3 +56,50 @@ def test_json_text_matches_httpx(petstore_package: Path, body: bytes, content_ty
     assert block.text == response.text
     if "latin" not in content_type.lower() and "8859" not in content_type:
         assert result.structured_content == response.json()
+
+
+@pytest.mark.parametrize("base_url", ["https://api.example.com", "http://127.0.0.1:4010/v3/", "https://ex.com/a%20b"])
+def test_requests_are_built_as_the_httpx_client_builds_them(petstore_package: Path, base_url: str) -> None:
+    """Calls go to the transport directly (no client layers): the same method, URL, headers (in order) and body."""
+    code = f"""
+import json, httpx
+from petstore.settings import Settings
+from petstore.upstream import Upstream, _Backend
+from petstore.decoding import ACCEPT_ENCODING
+upstream = Upstream(Settings.from_env({{"PETSTORE_BASE_URL": {base_url!r}}}), user_agent="ua/1")
+client = httpx.AsyncClient(base_url={base_url!r}, trust_env=False, timeout=httpx.Timeout(30, connect=10),
+                           headers={{"User-Agent": "ua/1", "Accept-Encoding": ACCEPT_ENCODING}})
+out = []
+for target, headers, content in [
+    ("/pet/1", {{}}, None),
+    ("/pet/findByStatus?status=available&tags=a%20b", {{"Accept": "application/json"}}, None),
+    ("/store/order?q=a:b/c@d!$&x=[1]&y=caf%C3%A9", {{"accept": "application/xml", "X-Key": "k"}}, b'{{"id":1}}'),
+    ("/a#frag", {{}}, None),
+    ("//other/p", {{}}, None),
+]:
+    ours = upstream.request("POST" if content else "GET", target, headers, content)
+    theirs = client.build_request("POST" if content else "GET", target, headers=headers, content=content)
+    theirs.extensions["timeout"] = httpx.Timeout(upstream.settings.timeout, connect=min(upstream.settings.connect_timeout, upstream.settings.timeout)).as_dict()
+    out.append([str(ours.url) == str(theirs.url), ours.url.raw_path == theirs.url.raw_path,
+                ours.headers.raw == theirs.headers.raw, ours.content == theirs.content,
+                ours.extensions == theirs.extensions])
+pool = getattr(upstream.pool(), "_pool", None)
+out.append(isinstance(getattr(pool, "_network_backend", None), _Backend))
+print(json.dumps(out))
+"""
+    found = json.loads(run_in_package(petstore_package, code))
+    assert found[:-1] == [[True] * 5] * 5
+    assert found[-1] is True, "the idle-connection check is not wrapped (httpx moved its pool?)"
+
+
+def test_an_idle_connection_closed_by_the_server_is_seen(petstore_package: Path) -> None:
+    """The wrapped liveness check answers as httpcore's: readable once the other end has closed."""
+    code = """
+import json, socket
+from petstore.upstream import _readable
+a, b = socket.socketpair()
+before = _readable(a)
+b.close()
+print(json.dumps([before, _readable(a)]))
+"""
+    assert json.loads(run_in_package(petstore_package, code)) == [False, True]

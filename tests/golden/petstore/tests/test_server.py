@@ -20,6 +20,7 @@ import json
 import logging
 import math
 import re
+import threading
 import time
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
@@ -2247,6 +2248,16 @@ async def test_invalid_json_is_a_tool_error_quoting_its_first_bytes() -> None:
         )
 
 
+def without_background_compiles() -> None:
+    """Each server compiles its argument and result checks in a thread 0.5 s after its first tools/list: a test
+    that times a call cancels those of earlier servers (or waits for a running one), which would compete with it.
+    """
+    for thread in threading.enumerate():
+        if isinstance(thread, threading.Timer):
+            thread.cancel()
+            thread.join(timeout=60)
+
+
 async def test_timeout_is_one_deadline_for_the_whole_call() -> None:
     tool = target()
     drip, stream = streamed(
@@ -2255,6 +2266,7 @@ async def test_timeout_is_one_deadline_for_the_whole_call() -> None:
         size=1,
         pause=0.02,
     )
+    without_background_compiles()
     started = time.monotonic()
     async with Client(
         server(Recorder(answer=drip), timeout=0.3), mode="legacy"
@@ -2271,6 +2283,7 @@ async def test_timeout_is_one_deadline_for_the_whole_call() -> None:
     busy = Recorder(
         answer=lambda request: httpx.Response(503, headers={"Retry-After": "0.1"})
     )
+    without_background_compiles()
     started = time.monotonic()
     async with Client(server(busy, timeout=0.35, retries=10), mode="legacy") as client:
         result = await client.call_tool(tool["name"], arguments_for(tool))

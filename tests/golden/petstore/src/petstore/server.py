@@ -95,6 +95,7 @@ class Routes:
     def __init__(self) -> None:
         self._raw: dict[str, Any] | None = None
         self._built: dict[str, Route] = {}
+        self._shaping: dict[str, Shaping] = {}
 
     def _load(self) -> dict[str, Any]:
         if self._raw is None:
@@ -113,8 +114,13 @@ class Routes:
 
     def shaping(self, name: str) -> Shaping:
         """How the tool's JSON results are shaped (next pages, projection, budget)."""
-        raw = self._load().get(name)
-        return Shaping.from_json(raw.get("results") if raw else None)
+        shaping = self._shaping.get(name)
+        if shaping is None:
+            raw = self._load().get(name)
+            shaping = Shaping.from_json(raw.get("results") if raw else None)
+            if raw is not None:
+                self._shaping[name] = shaping
+        return shaping
 
     def get(self, name: str) -> Route | None:
         route = self._built.get(name)
@@ -348,12 +354,24 @@ def build_server(
             if progress is not None:
                 await progress.step(message)
 
+        security = routes.security(name)
+        oauth = any(
+            SCHEMES.get(k, {}).get("kind") == "oauth2" for alt in security for k in alt
+        )  # a token may be fetched
+
         async def send(args: dict[str, Any]) -> Reply | Failed:
             """One request of this call (a later page too): built, authenticated, sent within the deadline."""
             try:
-                with anyio.fail_after(max(deadline - time.monotonic(), 0.001)):
+                if oauth:
+                    with anyio.fail_after(max(deadline - time.monotonic(), 0.001)):
+                        request = await auth.apply(
+                            security,
+                            build_request(route, restore(args, route.restore)),
+                            bearer,
+                        )
+                else:  # nothing to wait for
                     request = await auth.apply(
-                        routes.security(name),
+                        security,
                         build_request(route, restore(args, route.restore)),
                         bearer,
                     )
@@ -382,11 +400,7 @@ def build_server(
                     "network",
                     exc.retries,
                 )
-            if reply.status == 401 and any(
-                SCHEMES.get(k, {}).get("kind") == "oauth2"
-                for alt in routes.security(name)
-                for k in alt
-            ):
+            if reply.status == 401 and oauth:
                 auth.forget_tokens()  # a cached token may have been revoked: fetch a new one next time
             body = auth.redact_bytes(
                 reply.body, private
@@ -473,6 +487,14 @@ def build_server(
         on_call_tool=call_tool,
         get_tool_input_schema=schemas.get,
     )
+    if (
+        not tracing()
+    ):  # the SDK's OpenTelemetry span around every message records nothing without a tracer provider
+        server.middleware = [
+            m
+            for m in server.middleware
+            if type(m).__name__ != "OpenTelemetryMiddleware"
+        ]
     server.add_request_handler("tools/list", types.PaginatedRequestParams, list_tools)
     server.add_request_handler(
         "logging/setLevel", types.SetLevelRequestParams, set_level
@@ -504,6 +526,17 @@ def masked(
     if found and result.meta is not None:  # `next` may travel here
         result.meta = json.loads(auth.redact(json.dumps(result.meta), extra))
     return result
+
+
+def tracing() -> bool:
+    """Whether OpenTelemetry spans can be recorded: a tracer provider is installed, or OTEL_* variables ask
+    for one (an auto-instrumentation may install it later)."""
+    import os
+
+    from opentelemetry import trace
+
+    installed = not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    return installed or any(key.startswith("OTEL_") for key in os.environ)
 
 
 def caller_of(ctx: ServerRequestContext[Any]) -> AccessToken | None:
@@ -815,6 +848,9 @@ def configure_logging(level: str) -> None:
         level=logging.WARNING,
         format="%(name)s %(levelname)s %(message)s",
     )
+    # the format shows no caller, thread or process: not looked up for every line (the logging HOWTO's "Optimization")
+    logging._srcfile = None
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
     try:
         log.setLevel(level)
     except ValueError:

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import random
 import re
+import select
+import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
@@ -93,6 +95,7 @@ class Upstream:
         self.settings = settings
         self._transport = transport
         self._user_agent = user_agent
+        self._pool: httpx.AsyncBaseTransport | None = None
         self._client: httpx.AsyncClient | None = None
         self._origin = _origin(settings.base_url or "http://invalid")
         self._limiter = (
@@ -101,22 +104,101 @@ class Upstream:
         # requests in flight at once
         self._slots = anyio.CapacityLimiter(settings.max_connections)
 
+    def pool(self) -> httpx.AsyncBaseTransport:
+        """The transport every call's requests go through, without httpx's client layers (no cookie jar: one
+        caller's cookies never reach another's requests). The headers, URL and timeouts are what an
+        `httpx.AsyncClient` with these settings sends (see `request`)."""
+        if self._pool is None:
+            import httpx
+
+            s = self.settings
+            self._base = _base_url(httpx.URL(s.base_url or ""))
+            # the base URL as text, when a relative target can simply follow it (no query or fragment of its own)
+            plain = (
+                not self._base.query
+                and not self._base.fragment
+                and self._base.is_absolute_url
+            )
+            self._prefix = (
+                str(self._base).rstrip("/") + "/" if plain else ""
+            )  # (its path ends in "/")
+            # httpx.AsyncClient's headers, in its order, with ours (User-Agent, Accept-Encoding) set
+            self._headers = [
+                ("Accept", "*/*"),
+                ("Connection", "keep-alive"),
+                ("User-Agent", self._user_agent),
+                ("Accept-Encoding", ACCEPT_ENCODING),
+            ]
+            # the call's deadline (fetch) bounds everything; these only bound each step by as much
+            self._timeout = httpx.Timeout(
+                s.timeout, connect=min(s.connect_timeout, s.timeout)
+            )
+            if self._transport is not None:
+                self._pool = self._transport
+            else:
+                limits = httpx.Limits(
+                    max_connections=s.max_connections,
+                    max_keepalive_connections=s.max_connections,
+                )
+                transport = httpx.AsyncHTTPTransport(limits=limits, trust_env=False)
+                _cheap_liveness_checks(transport)
+                self._pool = transport
+        return self._pool
+
+    def request(
+        self,
+        method: str,
+        target: str | httpx.URL,
+        headers: Mapping[str, str],
+        content: bytes | None,
+    ) -> httpx.Request:
+        """The request as `httpx.AsyncClient.build_request` makes it: `target` relative to the base URL, the
+        client's headers under the request's own, the timeouts as extensions."""
+        import httpx
+
+        self.pool()
+        url: str | httpx.URL
+        if (
+            self._prefix
+            and isinstance(target, str)
+            and target[:1] == "/"
+            and target[1:2] != "/"
+            and "#" not in target
+        ):
+            url = self._prefix + target.lstrip(
+                "/"
+            )  # parsed once, by httpx.Request (the same URL as below)
+        else:
+            url = httpx.URL(target)
+            if url.is_relative_url:
+                url = self._base.copy_with(
+                    raw_path=self._base.raw_path + url.raw_path.lstrip(b"/")
+                )
+        lowered = {key.lower() for key in headers}
+        merged = [
+            (key, value) for key, value in self._headers if key.lower() not in lowered
+        ]
+        merged += headers.items()
+        return httpx.Request(
+            method,
+            url,
+            headers=merged,
+            content=content,
+            extensions={"timeout": self._timeout.as_dict()},
+        )
+
     def client(self) -> httpx.AsyncClient:
+        """An httpx client over the same connections, for token requests (which need its authentication flow)."""
         if self._client is None:
             import httpx
 
             s = self.settings
             self._client = httpx.AsyncClient(
                 base_url=s.base_url or "",
-                # the call's deadline (fetch) bounds everything; these only bound each step by as much
                 timeout=httpx.Timeout(
                     s.timeout, connect=min(s.connect_timeout, s.timeout)
                 ),
-                limits=httpx.Limits(
-                    max_connections=s.max_connections,
-                    max_keepalive_connections=s.max_connections,
-                ),
-                transport=self._transport,
+                transport=self.pool(),
                 follow_redirects=False,
                 trust_env=False,
                 headers={
@@ -128,8 +210,10 @@ class Upstream:
 
     async def aclose(self) -> None:
         if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+            await self._client.aclose()  # closes the pool too
+        elif self._pool is not None:
+            await self._pool.aclose()
+        self._client = self._pool = None
 
     def same_origin(self, url: httpx.URL) -> bool:
         return (
@@ -239,17 +323,16 @@ class Upstream:
     async def _attempt(self, request: Request, retries: int) -> Reply:
         import httpx
 
-        client = self.client()
-        method, target, content = request.method, request.target, request.content
+        pool = self.pool()
+        method, content = request.method, request.content
+        target: str | httpx.URL = request.target
         for _ in range(MAX_REDIRECTS + 1):
-            outgoing = client.build_request(
-                method, target, headers=request.headers, content=content
-            )
+            outgoing = self.request(method, target, request.headers, content)
             if not self.same_origin(outgoing.url):
                 raise httpx.UnsupportedProtocol(
                     f"refused to send a request outside the configured API ({outgoing.url.host})"
                 )
-            response = await client.send(outgoing, stream=True)
+            response = await pool.handle_async_request(outgoing)
             try:
                 location = response.headers.get("location")
                 if response.status_code in REDIRECTS and location:
@@ -263,7 +346,7 @@ class Upstream:
                         response.status_code in (301, 302) and method != "HEAD"
                     ):
                         method, content = ("GET" if method != "HEAD" else "HEAD"), None
-                    target = str(following)
+                    target = following
                     continue
                 body, total, truncated = await self._read(response)
             finally:
@@ -350,6 +433,94 @@ def _retry_after(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+def _base_url(url: httpx.URL) -> httpx.URL:
+    """The base URL with its path ending in "/", as httpx.AsyncClient keeps it."""
+    return (
+        url
+        if url.raw_path.endswith(b"/")
+        else url.copy_with(raw_path=url.raw_path + b"/")
+    )
+
+
+def _cheap_liveness_checks(transport: httpx.AsyncHTTPTransport) -> None:
+    """Before reusing an idle connection httpcore asks whether its socket is readable (the server closed it):
+    for every pooled connection, at each request and answer, through anyio's typed attributes, which cost more
+    than the poll itself. Its network backend is wrapped so that the socket is looked up once per connection.
+    (Only when this httpx keeps its httpcore pool where this expects it; otherwise nothing changes.)
+    """
+    pool = getattr(transport, "_pool", None)
+    backend = getattr(pool, "_network_backend", None)
+    if (
+        backend is not None
+        and callable(getattr(backend, "connect_tcp", None))
+        and not isinstance(backend, _Backend)
+    ):
+        setattr(pool, "_network_backend", _Backend(backend))
+
+
+class _Backend:
+    """httpcore's network backend, its streams wrapped in `_Stream`."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    async def connect_tcp(self, *args: Any, **kwargs: Any) -> _Stream:
+        return _Stream(await self._inner.connect_tcp(*args, **kwargs))
+
+    async def connect_unix_socket(self, *args: Any, **kwargs: Any) -> _Stream:
+        return _Stream(await self._inner.connect_unix_socket(*args, **kwargs))
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+class _Stream:
+    """An httpcore network stream whose "is_readable" polls the socket found when it was opened."""
+
+    __slots__ = ("_inner", "_socket")
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._socket: socket.socket | None = inner.get_extra_info("socket")
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        data: bytes = await self._inner.read(max_bytes, timeout)
+        return data
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        await self._inner.write(buffer, timeout)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def start_tls(
+        self,
+        ssl_context: Any,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> _Stream:
+        return _Stream(
+            await self._inner.start_tls(ssl_context, server_hostname, timeout)
+        )
+
+    def get_extra_info(self, info: str) -> Any:
+        if info == "is_readable" and self._socket is not None:
+            return _readable(self._socket)
+        return self._inner.get_extra_info(info)
+
+
+def _readable(sock: socket.socket) -> bool:
+    """Whether a read would return at once (data, or the end: the server closed the connection)."""
+    fd = sock.fileno()
+    if fd < 0:
+        return True
+    if not hasattr(select, "poll"):  # Windows
+        return bool(select.select([sock], [], [], 0)[0])
+    poll = select.poll()
+    poll.register(fd, select.POLLIN)
+    return bool(poll.poll(0))
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:
