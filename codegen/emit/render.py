@@ -102,7 +102,9 @@ def render(
     default_base_url: str | None,
     templates: Path | None,
     extra: Mapping[str, Any] | None = None,
+    tools_json: str | None = None,
 ) -> tuple[dict[str, str], list[Problem]]:
+    """`tools_json`: the tools' listing already serialized as tools.json holds it (compact, sorted keys), if it was."""
     loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(builtin_templates()))]
     if templates is not None:
         loaders.insert(0, jinja2.FileSystemLoader(str(templates)))
@@ -118,7 +120,7 @@ def render(
     env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False)
     env.filters.update(FILTERS)  # the one escaping path for spec text: see emit/escape.py
     entries = [tool.to_json() for tool in tools]
-    context = {**_context(api, tools, project, default_base_url, entries), **(extra or {})}
+    context = {**_context(api, tools, project, default_base_url, entries, tools_json), **(extra or {})}
     context.setdefault("handshake_jsonl", _handshake(entries, context, project, api))
     files: dict[str, str] = {}
     problems: list[Problem] = []
@@ -138,6 +140,7 @@ def _context(
     project: Project,
     default_base_url: str | None,
     entries: Sequence[Mapping[str, Any]] | None = None,
+    tools_json: str | None = None,
 ) -> dict[str, Any]:
     if entries is None:
         entries = [tool.to_json() for tool in tools]
@@ -148,7 +151,7 @@ def _context(
         "api": api,
         "default_base_url": default_base_url,
         "tools": tools,
-        "tools_json": _dump(entries),
+        "tools_json": _dump(entries) if tools_json is None else tools_json,
         "routes_json": _dump({tool.name: tool.plan.to_json() for tool in tools}),
         "security_schemes": schemes,
         "environment": all_variables(project.env_prefix, schemes),

@@ -8,7 +8,7 @@ schemas at a size budget in characters of compact JSON (`fit_budget`).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from typing import Any
 
 from .schemas import Definitions, refs_in
@@ -83,14 +83,7 @@ def fit_budget(
             if memo is not None:
                 memo["used", roots] = used
         return schema, used, None  # shared by the tools that reach the same definitions: never modified
-    by_level: Counter[int] = Counter()
-    for name, hops in distance.items():
-        by_level[hops] += defs.size(name)
-    depth, total = 1, by_level[1]
-    while depth + 1 in by_level and total + by_level[depth + 1] <= budget:
-        depth += 1
-        total += by_level[depth]
-    kept = {name for name, hops in distance.items() if hops <= depth}
+    depth, kept = _cut_depth(roots, distance, defs, budget)
 
     def cut(node: Any) -> Any:
         if isinstance(node, list):
@@ -119,7 +112,7 @@ def fit_budget(
 
     # the cut definitions depend only on which are kept: tools that reach the same ones share them
     memo = getattr(defs, "memo", None)
-    key = ("cut", frozenset(kept))
+    key = ("cut", kept)
     kept_defs = memo.get(key) if memo is not None else None
     if kept_defs is None:
         kept_defs = {name: cut(defs[name]) for name in sorted(kept)}
@@ -128,6 +121,27 @@ def fit_budget(
     result = cut(schema), dict(kept_defs), depth
     del cut  # as in loosen: no reference cycle left for the collector
     return result
+
+
+def _cut_depth(
+    roots: frozenset[str], distance: Mapping[str, int], defs: Definitions, budget: int
+) -> tuple[int, frozenset[str]]:
+    """The deepest $ref level whose definitions fit `budget` (at least 1) and the definitions kept at it, remembered
+    per set of roots: the tools of one resource reach the same thousands of definitions."""
+    memo = getattr(defs, "memo", None)
+    found = memo.get(("depth", roots, budget)) if memo is not None else None
+    if found is None:
+        by_level: Counter[int] = Counter()
+        for name, hops in distance.items():
+            by_level[hops] += defs.size(name)
+        depth, total = 1, by_level[1]
+        while depth + 1 in by_level and total + by_level[depth + 1] <= budget:
+            depth += 1
+            total += by_level[depth]
+        found = depth, frozenset(name for name, hops in distance.items() if hops <= depth)
+        if memo is not None:
+            memo["depth", roots, budget] = found
+    return found
 
 
 def _reached(roots: frozenset[str], schema: Mapping[str, Any], defs: Definitions) -> tuple[dict[str, int], int]:
@@ -143,7 +157,7 @@ def _reached(roots: frozenset[str], schema: Mapping[str, Any], defs: Definitions
     return found
 
 
-def _names_cut(ref: Any, kept: set[str]) -> bool:
+def _names_cut(ref: Any, kept: Set[str]) -> bool:
     return isinstance(ref, str) and ref.startswith("#/$defs/") and ref[len("#/$defs/") :] not in kept
 
 

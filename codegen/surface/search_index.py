@@ -92,12 +92,19 @@ class Analyzer:
     def __init__(self) -> None:
         self._stemmer = snowballstemmer.stemmer("english")
         self._cache: dict[str, str] = {}
+        self._texts: dict[str, tuple[str, ...]] = {}  # a large API repeats its descriptions and summaries
 
     def words(self, text: str) -> list[str]:
         words = _WORD.findall(_CAMEL.sub(r"\1 \2", _strip_markup(text)).lower())
         return [w for w in words if len(w) > 1 and w not in STOPWORDS]
 
     def stems(self, text: str) -> list[str]:
+        found = self._texts.get(text)
+        if found is None:
+            found = self._texts[text] = tuple(self._stems(text))
+        return list(found)
+
+    def _stems(self, text: str) -> list[str]:
         out = []
         for word in self.words(text):
             stem = self._cache.get(word)
