@@ -88,6 +88,7 @@ def inline_once(schema: Mapping[str, Any], counted: Counted | None = None) -> Ma
 
     root = dict(walk(schema, 0))  # its `$defs` is left as it is: replaced below
     walked = {name: definition(name, 1) for name in defs}  # all first: they inline their own uses
+    del walk, definition  # the recursive closures are a reference cycle: freed now, without the collector
     kept = {name: value for name, value in walked.items() if name not in inlined}
     if kept:
         root["$defs"] = kept
