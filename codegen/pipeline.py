@@ -145,9 +145,10 @@ def _analyze(
     if tools:  # client profiles (surface/profiles): names and schemas every named client accepts, then checked
         tools, found = apply_profiles(tools, config.clients, project_for(config, api).dist)
         problems += found
+    read = documents.problems() + validated()  # the $refs that could not be read, each at its site
+    del documents, original, document, resolver, pointers  # the spec is freed before the listing is serialized
     tools, found, listing = fitted_listing(tools)
-    problems += found
-    problems += documents.problems() + validated()  # the $refs that could not be read, each at its site
+    problems += found + read
     if not tools and found_operations and not api.operations:
         problems.append(
             error(

@@ -70,7 +70,8 @@ def inline_once(schema: Mapping[str, Any], counted: Counted | None = None) -> Ma
         if level > MAX_LEVEL:
             return node
         if isinstance(node, list):
-            return [walk(v, level + 1) for v in node]
+            items = [walk(v, level + 1) for v in node]
+            return node if all(new is old for new, old in zip(items, node)) else items
         if not isinstance(node, Mapping):
             return node
         name = _target(node)
@@ -80,7 +81,9 @@ def inline_once(schema: Mapping[str, Any], counted: Counted | None = None) -> Ma
             if set(siblings) <= SIBLINGS and not set(siblings) & set(target):
                 inlined.add(name)
                 return {**definition(name, level + 1), **siblings}
-        return {k: (v if k in DATA or k == "$defs" else walk(v, level + 1)) for k, v in node.items()}
+        out = {k: (v if k in DATA or k == "$defs" else walk(v, level + 1)) for k, v in node.items()}
+        unchanged = type(node) is dict and all(out[k] is v for k, v in node.items())
+        return node if unchanged else out  # unchanged: the same object rather than a copy of it
 
     def definition(name: str, level: int) -> Any:
         """A definition walked; one that names no candidate stays the same object (walking would copy it)."""

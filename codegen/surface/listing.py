@@ -17,10 +17,12 @@ from dataclasses import replace
 
 from ..problems import Level, Problem
 from .inline_once import Counted, inline_once
+from .listing_text import ListingText
 from .plans import ToolSpec
 from .tokens import count_tokens
 
 LISTING_TOKENS = 200_000  # more than any model's context window holds for tools
+SMALL = 200  # tools: a listing this short is serialized whole first, as it may fit without being counted
 
 
 def listing_tokens(tools: Sequence[ToolSpec]) -> int:
@@ -44,25 +46,25 @@ def fitted_listing(
 ) -> tuple[list[ToolSpec], list[Problem], str | None]:
     """fit_listing, and the text of the listing it returns (tools.json) when that was serialized on the way (a
     large API's listing is tens of megabytes: serialized once, and counted once before and once after)."""
-    text = _text(tools)
-    if len(text) <= limit:  # a token is at least one character: no need to count
-        return list(tools), [], text
-    before = count_tokens(text)
+    if len(tools) <= SMALL:  # a token is at least one character: a short listing need not be counted
+        text = _text(tools)
+        if len(text) <= limit:
+            return list(tools), [], text
+    writer = ListingText()  # the definitions the tools share: serialized and counted once
+    _, before, _ = writer.measure([t.to_json() for t in tools], keep_text=False)
     if before <= limit:
-        return list(tools), [], text
-    del text  # not kept alive beside the fitted listing
+        return list(tools), [], _text(tools)
     counted: Counted = {}  # the definitions the tools share, each walked once
     fitted = [_without_output_schema(t, counted) for t in tools]
     del counted
     if not any(t.output_schema is not None for t in tools):  # --compact: nothing a client would miss, no warning
         return fitted, [], None
-    text = _text(fitted)
-    after = count_tokens(text)
+    _, after, fitted_text = writer.measure([t.to_json() for t in fitted])
     message = (
         f"tools/list would cost {before:,} tokens (more than {limit:,}): output schemas are left out of it, "
         f"which brings it to {after:,}; results are still returned whole"
     )
-    return fitted, [Problem(Level.WARNING, message, "")], text
+    return fitted, [Problem(Level.WARNING, message, "")], fitted_text
 
 
 def _without_output_schema(tool: ToolSpec, counted: Counted | None = None) -> ToolSpec:
