@@ -18,9 +18,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import bm25s
-import snowballstemmer
-
 from .plans import ToolSpec
 from .vocabulary import SYNONYM_WEIGHT, expand_phrases, synonyms
 
@@ -90,6 +87,8 @@ class Analyzer:
     """Text -> stems. The generated search.py does exactly the same to a query (tested)."""
 
     def __init__(self) -> None:
+        import snowballstemmer  # imported only where a search index is built (~0.15 s of a small API's run)
+
         self._stemmer = snowballstemmer.stemmer("english")
         self._cache: dict[str, str] = {}
         self._texts: dict[str, tuple[str, ...]] = {}  # a large API repeats its descriptions and summaries
@@ -204,6 +203,8 @@ def _field_scores(documents: Sequence[list[str]]) -> dict[str, dict[int, float]]
     """BM25 weight of each (stem, document) of one field, computed by bm25s."""
     if not any(documents):
         return {}
+    import bm25s  # with numpy: only where a search index is built (~0.25 s of a small API's run)
+
     model = bm25s.BM25()
     model.index([doc or [""] for doc in documents], show_progress=False)
     scores = model.scores
