@@ -17,6 +17,7 @@ from typing import Any
 from .tokens import count_tokens
 
 _dump: Callable[[Any], str] = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode
+_key: Callable[[str], str] = json.encoder.encode_basestring  # a string as that encoder writes it (raw UTF-8)
 SCHEMAS = frozenset({"inputSchema", "outputSchema"})
 FLUSH = 1 << 20  # characters of text held before they are counted
 
@@ -49,27 +50,29 @@ class ListingText:
             parts.plain(_dump(entry))  # as json.dumps writes it (or fails as it does)
             return
         for number, key in enumerate(sorted(entry)):
-            parts.plain(("," if number else "{") + _dump(key) + ":")
             value = entry[key]
             if key in SCHEMAS and _plain(value):
+                parts.plain(("," if number else "{") + _key(key) + ":")
                 self._schema(parts, value)
             else:
-                parts.plain(_dump(value))
+                parts.plain(("," if number else "{") + _key(key) + ":" + _dump(value))
         parts.plain("}" if entry else "{}")
 
     def _schema(self, parts: _Parts, schema: Mapping[str, Any]) -> None:
         for number, key in enumerate(sorted(schema)):
-            parts.plain(("," if number else "{") + _dump(key) + ":")
+            start = ("," if number else "{") + _key(key) + ":"
             value = schema[key]
             if key == "$defs" and _plain(value):
                 for count, name in enumerate(sorted(value)):
-                    parts.plain(("," if count else "{") + _dump(name) + ":")
+                    parts.plain(start + ("," if count else "{") + _key(name) + ":")
+                    start = ""
                     parts.definition(self._definition(value[name]))
-                parts.plain("}" if value else "{}")
+                parts.plain("}" if value else start + "{}")
             elif key == "properties" and isinstance(value, dict):
+                parts.plain(start)
                 parts.part(_dump(value))
             else:
-                parts.plain(_dump(value))
+                parts.plain(start + _dump(value))
         parts.plain("}" if schema else "{}")
 
     def _definition(self, node: Any) -> tuple[Any, str, int, int]:
