@@ -221,6 +221,7 @@ def refs_in(node: Any) -> Iterator[str]:
                             for v in value.values()
                             if isinstance(v, str) and v.startswith("#/$defs/")
                         )
-                    stack.append(value)
+                    if isinstance(value, (dict, list)):  # nothing else holds a reference
+                        stack.append(value)
         elif isinstance(current, list):
-            stack.extend(current)
+            stack.extend([item for item in current if isinstance(item, (dict, list))])  # enums: hundreds of strings

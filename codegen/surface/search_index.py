@@ -208,13 +208,13 @@ def _field_scores(documents: Sequence[list[str]]) -> dict[str, dict[int, float]]
     model = bm25s.BM25()
     model.index([doc or [""] for doc in documents], show_progress=False)
     scores = model.scores
-    data, indices, indptr = scores["data"], scores["indices"], scores["indptr"]
+    data, indices, indptr = scores["data"].tolist(), scores["indices"].tolist(), scores["indptr"].tolist()
     out: dict[str, dict[int, float]] = {}
     for term, tid in model.vocab_dict.items():
         if not term:
             continue
-        start, end = int(indptr[tid]), int(indptr[tid + 1])
-        out[term] = {int(indices[i]): float(data[i]) for i in range(start, end)}
+        start, end = indptr[tid], indptr[tid + 1]
+        out[term] = dict(zip(indices[start:end], data[start:end]))  # Python ints and floats, as int() and float() give
     return out
 
 
