@@ -11,7 +11,7 @@ code span.
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 HTML_TAGS = (
@@ -102,6 +102,7 @@ def unlink(text: str) -> str:
     return text.strip()
 
 
+@lru_cache(maxsize=16384)  # pure; a large API repeats its parameters' descriptions on thousands of operations
 def clean(text: str) -> str:
     """Spec prose as a tool text carries it: Markdown, without link URLs."""
     return unlink(to_markdown(text)).strip()
