@@ -196,6 +196,13 @@ class Definitions(Mapping[str, dict[str, Any]]):
             self._refs[name] = frozenset(refs_in(self[name]))
         return self._refs[name]
 
+    def total_size(self, names: list[str]) -> int:
+        """Characters of the named definitions, together."""
+        try:
+            return sum(map(self._sizes.__getitem__, names))
+        except KeyError:  # some not measured yet
+            return sum(self.size(name) for name in names)
+
     def size(self, name: str) -> int:
         """Characters of definition `name` as compact JSON."""
         if name not in self._sizes:
