@@ -24,7 +24,7 @@ from .spec.normalize import normalize
 from .problems import Problem, error, has_errors
 from .spec.refs import Resolver
 from .emit.render import Project, render, slug
-from .surface.listing import fit_listing
+from .surface.listing import fitted_listing
 from .surface.select import apply_overrides, select_operations
 from .surface.plans import ToolSpec
 from .surface.results import config_result_tokens
@@ -74,11 +74,19 @@ def analyze(
     """The spec's tools, without rendering: load, validate, normalize, select, map, override.
 
     `source`, when given, receives the URL and SHA-256 of a spec fetched from a URL (for the manifest)."""
+    api, tools, problems, _ = _analyze(config, progress, source)
+    return api, tools, problems
+
+
+def _analyze(
+    config: Config, progress: Progress, source: dict[str, str] | None
+) -> tuple[Api | None, list[ToolSpec], list[Problem], str | None]:
+    """analyze, and the tools' listing as tools.json holds it when fitting the listing serialized it (None: not)."""
     progress(f"loading {config.spec}")
     policy = ReadPolicy(config.ref_root, config.allow_remote_refs, int(config.max_spec_mb * MB))
     documents, problems = open_documents(config.spec, policy)
     if documents is None:
-        return None, [], problems
+        return None, [], problems, None
     if source is not None and documents.root_sha256:
         source.update(url=config.spec, sha256=documents.root_sha256)
     if config.overlays:
@@ -86,7 +94,7 @@ def analyze(
         overlaid, found = apply_overlays(documents, config.overlays, policy)
         problems += found
         if overlaid is None:
-            return None, [], problems
+            return None, [], problems, None
         documents = overlaid
     original = documents
 
@@ -118,7 +126,7 @@ def analyze(
     api, found = normalize(document, resolver)
     problems += here(found)
     if api is None:
-        return None, [], problems + documents.problems() + validated()
+        return None, [], problems + documents.problems() + validated(), None
     found_operations = len(api.operations)
     api, found = select_operations(api, config, resolver)
     problems += here(found)
@@ -137,9 +145,10 @@ def analyze(
     if tools:  # client profiles (surface/profiles): names and schemas every named client accepts, then checked
         tools, found = apply_profiles(tools, config.clients, project_for(config, api).dist)
         problems += found
-    tools, found = fit_listing(tools)
-    problems += found
-    problems += documents.problems() + validated()  # the $refs that could not be read, each at its site
+    read = documents.problems() + validated()  # the $refs that could not be read, each at its site
+    del documents, original, document, resolver, pointers  # the spec is freed before the listing is serialized
+    tools, found, listing = fitted_listing(tools)
+    problems += found + read
     if not tools and found_operations and not api.operations:
         problems.append(
             error(
@@ -149,7 +158,7 @@ def analyze(
         )
     elif not tools:
         problems.append(error("the spec has no operations that can be served as tools", "/paths"))
-    return api, tools, problems
+    return api, tools, problems, listing
 
 
 @contextmanager
@@ -163,6 +172,9 @@ def _no_collection() -> Iterator[None]:
         yield
     finally:
         if enabled:
+            if not gc.get_freeze_count():  # what was built joins the oldest generation without being scanned:
+                gc.freeze()  # the collector's first pass after a pause would otherwise walk all of it (~0.4 s on
+                gc.unfreeze()  # a large API) to free nothing; it is still collected with the oldest generation
             gc.enable()
 
 
@@ -175,7 +187,7 @@ def project_for(config: Config, api: Api) -> Project:
 def generate(config: Config, progress: Progress = _quiet) -> Result:
     source: dict[str, str] = {}
     with _no_collection():
-        api, tools, problems = analyze(config, progress, source)
+        api, tools, problems, listing = _analyze(config, progress, source)
     if api is None or not tools:
         return Result(problems=tuple(problems), api=api)
     project = project_for(config, api)
@@ -183,7 +195,8 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
     progress(f"rendering {project.dist}")
     progress(f"choosing the surface ({config.surface})")
     cap = tool_cap(config.clients)
-    surface, found = choose(tools, config.surface, config.pin, api.title, cap)
+    with _no_collection():  # the search index: many small, acyclic objects on top of a large heap
+        surface, found = choose(tools, config.surface, config.pin, api.title, cap)
     problems += found
     if cap is not None and surface.listed > cap:  # only `--surface tools` can get here: auto switches
         listed = [tool.to_json() for tool in tools]
@@ -194,7 +207,7 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
         "discovery": _discovery_context(surface, config.surface, tools),
     }
     with _no_collection():  # not around black, whose syntax trees are cyclic garbage
-        files, found = render(api, tools, project, base_url, config.templates, extra)
+        files, found = render(api, tools, project, base_url, config.templates, extra, listing)
     problems += found
     if not has_errors(found):
         progress("formatting with black")

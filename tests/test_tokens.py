@@ -33,3 +33,43 @@ def test_a_lone_surrogate_is_counted_not_raised() -> None:
 @pytest.mark.parametrize("value", [{"tools": []}, {"tools": [{"name": "a", "inputSchema": {"type": "object"}}]}])
 def test_listing_tokens_count_the_wire_form(value: dict[str, list[object]]) -> None:
     assert tokens.listing_tokens(value["tools"]) == tokens.count_tokens(tokens.wire(value))
+
+
+@pytest.mark.parametrize("flush", [1 << 20, 300])
+def test_a_listing_measured_in_parts_is_the_listing_serialized_and_counted_whole(
+    flush: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """listing_text.py: definitions shared between tools serialized once and their tokens counted once, the rest
+    counted in pieces: the text and the count are exactly json.dumps' text and its count."""
+    import json
+
+    from codegen.surface import listing_text
+    from codegen.surface.listing_text import ListingText
+
+    monkeypatch.setattr(listing_text, "FLUSH", flush)
+
+    shared = {"description": "A user's address, and the lines of it", "type": "object", "properties": {"x": {}}}
+    odd = [{"enum": [1, 2, 3]}, {"description": "x\ud800y ünï", "type": "string"}, {}, {"description": "1.2"}]
+    tools = [
+        {
+            "name": f"tool_{n}",
+            "description": "Reads — héllo wörld 😀 " * (n % 7),
+            "inputSchema": {
+                "type": "object",
+                "properties": {"a": {"$ref": "#/$defs/Address"}, "n": {"type": "integer", "enum": list(range(n))}},
+                "$defs": {"Address": shared, "Odd": odd[n % len(odd)], "Zero": {"type": "null"}},
+            },
+            "outputSchema": {"type": "object", "properties": {}, "$defs": {}} if n % 2 else {"type": "object"},
+            "annotations": {"readOnlyHint": True},
+        }
+        for n in range(300)
+    ]
+    tools.append({7: "keys json writes as strings"})  # type: ignore[dict-item]
+    tools.append({"name": "y", "inputSchema": {"type": "object", "properties": {5: {}}, "$defs": {1.5: {}}}})
+    text = json.dumps(tools, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    writer = ListingText()
+    for _ in range(2):  # the second time from what the first remembered
+        characters, counted, written = writer.measure(tools)
+        assert (characters, counted, written) == (len(text), tokens.count_tokens(text), text)
+    assert writer.measure([]) == (2, 1, "[]")
+    assert writer.measure(tools, keep_text=False)[:2] == (len(text), tokens.count_tokens(text))

@@ -364,7 +364,7 @@ def test_github_tools_surface_costs_at_most_350k_tokens_and_loses_no_schema_fact
     assert any("output schemas are left out" in p.message for p in problems)
     assert all(t.description and t.annotations["title"] for t in tools)
     monkeypatch.setattr(prose, "clean_schema", lambda node: node)  # the schemas with the text changes disabled
-    monkeypatch.setattr(listing_module, "inline_once", lambda node: node)  # ... and with every $ref kept
+    monkeypatch.setattr(listing_module, "inline_once", lambda node, *_: node)  # ... and with every $ref kept
     _, raw, _ = analyze(Config(spec=spec))
     assert [t.name for t in raw] == [t.name for t in tools]
     for new, old in zip(tools, raw):

@@ -35,8 +35,11 @@ _URL_UNSAFE = frozenset('"`<>\\^{|}')
 
 def oneline(value: object) -> str:
     """The text on one line: line breaks and tabs become spaces, other unsafe characters are dropped."""
+    text = str(value)
+    if text.isascii() and text.isprintable():  # nothing to change (the common case, character by character below)
+        return text
     out = []
-    for char in str(value):
+    for char in text:
         if char in "\r\n\t\v\f\x85\u2028\u2029":
             out.append(" ")
         elif unicodedata.category(char) not in _UNSAFE_CATEGORIES:

@@ -23,7 +23,7 @@ from ..surface.plans import ToolSpec
 from .cache import cache_root
 from .escape import FILTERS
 from .variables import all_variables, scheme_base
-from .wire import handshake_lines
+from .wire import MAX_LIST_BYTES, handshake_lines
 
 # template file name -> generated path ({package} is the import package)
 FILES: tuple[tuple[str, str], ...] = (
@@ -103,7 +103,9 @@ def render(
     default_base_url: str | None,
     templates: Path | None,
     extra: Mapping[str, Any] | None = None,
+    tools_json: str | None = None,
 ) -> tuple[dict[str, str], list[Problem]]:
+    """`tools_json`: the tools' listing already serialized as tools.json holds it (compact, sorted keys), if it was."""
     loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(builtin_templates()))]
     if templates is not None:
         loaders.insert(0, jinja2.FileSystemLoader(str(templates)))
@@ -118,9 +120,10 @@ def render(
     )
     env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False)
     env.filters.update(FILTERS)  # the one escaping path for spec text: see emit/escape.py
-    entries = [tool.to_json() for tool in tools]
-    context = {**_context(api, tools, project, default_base_url, entries), **(extra or {})}
-    context.setdefault("handshake_jsonl", _handshake(entries, context, project, api))
+    entries = [tool.to_json() for tool in tools] if tools_json is None or len(tools_json) <= MAX_LIST_BYTES else None
+    context = {**_context(api, tools, project, default_base_url, entries, tools_json), **(extra or {})}
+    context.setdefault("handshake_jsonl", _handshake(entries, context, project, api, tools))
+    del entries
     files: dict[str, str] = {}
     problems: list[Problem] = []
     for template_name, target in FILES + (DISCOVERY_FILES if context["discovery"] else ()):
@@ -139,8 +142,9 @@ def _context(
     project: Project,
     default_base_url: str | None,
     entries: Sequence[Mapping[str, Any]] | None = None,
+    tools_json: str | None = None,
 ) -> dict[str, Any]:
-    if entries is None:
+    if entries is None and tools_json is None:
         entries = [tool.to_json() for tool in tools]
     schemes = security_schemes(api, tools, project)
     return {
@@ -149,23 +153,32 @@ def _context(
         "api": api,
         "default_base_url": default_base_url,
         "tools": tools,
-        "tools_json": _dump(entries),
-        "routes_json": _dump({tool.name: tool.plan.to_json() for tool in tools}),
+        "tools_json": _dump(entries) if tools_json is None else tools_json,
+        "routes_json": _routes(tools),
         "security_schemes": schemes,
         "environment": all_variables(project.env_prefix, schemes),
         "discovery": None,  # the pipeline sets it when the package serves the discovery surface
     }
 
 
-def _handshake(entries: Sequence[Mapping[str, Any]], context: Mapping[str, Any], project: Project, api: Api) -> str:
+def _handshake(
+    entries: Sequence[Mapping[str, Any]] | None,
+    context: Mapping[str, Any],
+    project: Project,
+    api: Api,
+    tools: Sequence[ToolSpec] = (),
+) -> str:
     """handshake.jsonl: the handshake answers as the SDK serializes them for the surface the package serves
     by default. tools: tools.json as served (keys sorted); discovery: discovery.json's four tools (in its
-    key order, as the server reads them) and the pinned tools from tools.json."""
+    key order, as the server reads them) and the pinned tools from tools.json. `entries`: the tools' entries,
+    None when tools.json is too large to be pre-serialized (then `tools` gives the pinned ones)."""
     discovery = context["discovery"]
     if not discovery:
-        return handshake_lines(entries, project.dist, api.version, size=len(context["tools_json"]))
+        return handshake_lines(entries or [], project.dist, api.version, size=len(context["tools_json"]))
     meta = json.loads(discovery["discovery_json"])["tools"]
-    by_name = {entry["name"]: entry for entry in entries}
+    pinned_names = set(discovery["pinned"])
+    listed = entries if entries is not None else [tool.to_json() for tool in tools if tool.name in pinned_names]
+    by_name = {entry["name"]: entry for entry in listed}
     pinned = [json.loads(_dump(by_name[name])) for name in discovery["pinned"] if name in by_name]
     return handshake_lines([*meta, *pinned], project.dist, api.version, discovery["surface"], sort_keys=False)
 
@@ -204,6 +217,12 @@ def security_schemes(api: Api, tools: Sequence[ToolSpec], project: Project) -> l
             }
         )
     return schemes
+
+
+def _routes(tools: Sequence[ToolSpec]) -> str:
+    """routes.json: `_dump` of {tool name: request plan}, each plan built and written in turn (not all at once)."""
+    plans = {tool.name: tool.plan for tool in tools}
+    return "{" + ",".join(_dump(name) + ":" + _dump(plans[name].to_json()) for name in sorted(plans)) + "}"
 
 
 def _dump(data: Any) -> str:

@@ -7,8 +7,7 @@ schemas at a size budget in characters of compact JSON (`fit_budget`).
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from typing import Any
 
 from .schemas import Definitions, refs_in
@@ -83,14 +82,7 @@ def fit_budget(
             if memo is not None:
                 memo["used", roots] = used
         return schema, used, None  # shared by the tools that reach the same definitions: never modified
-    by_level: Counter[int] = Counter()
-    for name, hops in distance.items():
-        by_level[hops] += defs.size(name)
-    depth, total = 1, by_level[1]
-    while depth + 1 in by_level and total + by_level[depth + 1] <= budget:
-        depth += 1
-        total += by_level[depth]
-    kept = {name for name, hops in distance.items() if hops <= depth}
+    depth, kept = _cut_depth(roots, distance, defs, budget)
 
     def cut(node: Any) -> Any:
         if isinstance(node, list):
@@ -119,7 +111,7 @@ def fit_budget(
 
     # the cut definitions depend only on which are kept: tools that reach the same ones share them
     memo = getattr(defs, "memo", None)
-    key = ("cut", frozenset(kept))
+    key = ("cut", kept)
     kept_defs = memo.get(key) if memo is not None else None
     if kept_defs is None:
         kept_defs = {name: cut(defs[name]) for name in sorted(kept)}
@@ -130,6 +122,25 @@ def fit_budget(
     return result
 
 
+def _cut_depth(
+    roots: frozenset[str], distance: Mapping[str, int], defs: Definitions, budget: int
+) -> tuple[int, frozenset[str]]:
+    """The deepest $ref level whose definitions fit `budget` (at least 1) and the definitions kept at it, remembered
+    per set of roots: the tools of one resource reach the same thousands of definitions."""
+    memo = getattr(defs, "memo", None)
+    found = memo.get(("depth", roots, budget)) if memo is not None else None
+    if found is None:
+        by_level = _level_sizes(roots, distance, defs)
+        depth, total = 1, by_level.get(1, 0)
+        while depth + 1 in by_level and total + by_level[depth + 1] <= budget:
+            depth += 1
+            total += by_level[depth]
+        found = depth, frozenset(name for name, hops in distance.items() if hops <= depth)
+        if memo is not None:
+            memo["depth", roots, budget] = found
+    return found
+
+
 def _reached(roots: frozenset[str], schema: Mapping[str, Any], defs: Definitions) -> tuple[dict[str, int], int]:
     """reach(schema, defs) and the size of what it reaches, remembered per set of roots (`schema`'s $refs):
     the tools of one resource share one walk."""
@@ -137,13 +148,29 @@ def _reached(roots: frozenset[str], schema: Mapping[str, Any], defs: Definitions
     found = memo.get(("sized", roots)) if memo is not None else None
     if found is None:
         distance = reach(schema, defs)
-        found = (distance, sum(defs.size(name) for name in distance))
+        found = (distance, sum(_level_sizes(roots, distance, defs).values()))
         if memo is not None:
             memo["sized", roots] = found
     return found
 
 
-def _names_cut(ref: Any, kept: set[str]) -> bool:
+def _level_sizes(roots: frozenset[str], distance: Mapping[str, int], defs: Definitions) -> dict[int, int]:
+    """hops -> characters of the definitions at that many $ref hops (levels with none left out), per set of roots."""
+    memo = getattr(defs, "memo", None)
+    found = memo.get(("levels", roots)) if memo is not None else None
+    if found is None:
+        levels: dict[int, list[str]] | None = memo.get(("names", roots)) if memo is not None else None
+        if levels is None:
+            levels = {}
+            for name, hops in distance.items():
+                levels.setdefault(hops, []).append(name)
+        found = {hops: defs.total_size(names) for hops, names in levels.items()}
+        if memo is not None:
+            memo["levels", roots] = found
+    return found
+
+
+def _names_cut(ref: Any, kept: Set[str]) -> bool:
     return isinstance(ref, str) and ref.startswith("#/$defs/") and ref[len("#/$defs/") :] not in kept
 
 
@@ -163,20 +190,29 @@ def reach(schema: Mapping[str, Any], defs: Definitions, depth: int | None = None
         return _reach(roots, defs, depth)
     found = memo.get((roots, depth))
     if found is None:
-        found = memo[roots, depth] = _reach(roots, defs, depth)
+        levels: dict[int, list[str]] = {}
+        found = memo[roots, depth] = _reach(roots, defs, depth, levels)
+        if depth is None:
+            memo["names", roots] = levels
     return dict(found)
 
 
-def _reach(roots: frozenset[str], defs: Definitions, depth: int | None) -> dict[str, int]:
+def _reach(
+    roots: frozenset[str], defs: Definitions, depth: int | None, levels: dict[int, list[str]] | None = None
+) -> dict[str, int]:
+    """Breadth first from `roots`; `levels`, when given, receives the names found at each number of hops."""
     distance: dict[str, int] = {}
     frontier = set(roots)
     hops = 1
+    known, refs = defs.__contains__, defs.refs
     while frontier and (depth is None or hops <= depth):
         found: set[str] = set()
-        for name in frontier:
-            if name in defs:
-                distance[name] = hops
-                found |= defs.refs(name)
+        level = [name for name in frontier if known(name)]
+        for name in level:
+            distance[name] = hops
+            found |= refs(name)
+        if levels is not None and level:
+            levels[hops] = level
         frontier = found - distance.keys()
         hops += 1
     return distance

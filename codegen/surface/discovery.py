@@ -68,22 +68,22 @@ def choose(
 ) -> tuple[Surface, list[Problem]]:
     """The surface to generate: `requested`, with `auto` resolved (`cap`: the most tools a named client takes)."""
     problems: list[Problem] = []
-    full = [tool.to_json() for tool in tools]
     over_cap = cap is not None and len(tools) > cap
     if requested == "tools" or (requested == "auto" and not over_cap):
-        tokens = listing_tokens(full) if len(tools) <= MAX_TOOLS or requested == "tools" else None
+        counted = len(tools) <= MAX_TOOLS or requested == "tools"  # else it is discovery whatever the count
+        tokens = listing_tokens([tool.to_json() for tool in tools]) if counted else None
         if requested == "tools" or (tokens is not None and tokens <= MAX_TOKENS):
             if patterns:
                 problems.append(warning("pinned tools matter only to the discovery surface; 'pin' ignored"))
-            return Surface("tools", len(full), tokens or 0), problems
+            return Surface("tools", len(tools), tokens or 0), problems
     index = build_index(tools)
     meta = meta_tools(index, api_title)
     pinned = tuple(name for name in pinned_tools(tools, patterns) if name not in META_NAMES)
     for pattern in patterns:
         if not any(_matches(tool, pattern) for tool in tools):
             problems.append(warning(f"pin {pattern!r} matches no tool"))
-    by_name = {tool["name"]: tool for tool in full}
-    listing = [*meta, *(by_name[name] for name in pinned)]
+    by_name = {tool.name: tool for tool in tools if tool.name in pinned}
+    listing = [*meta, *(by_name[name].to_json() for name in pinned)]
     return Surface("discovery", len(listing), listing_tokens(listing), pinned, index, tuple(meta)), problems
 
 

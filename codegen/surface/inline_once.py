@@ -30,14 +30,31 @@ OWN_IDS = frozenset({"$id", "$anchor", "$dynamicAnchor", "$schema", "$defs", "$v
 MAX_LEVEL = 200  # nested schemas followed; a schema nested deeper is left as it is
 
 
-def inline_once(schema: Mapping[str, Any]) -> Mapping[str, Any]:
-    """`schema` with every definition referenced once (and safely) written in place of its reference."""
+Counted = dict[int, tuple[Any, Counter[str | None], frozenset[str]]]  # see inline_once's `counted`
+
+
+def inline_once(schema: Mapping[str, Any], counted: Counted | None = None) -> Mapping[str, Any]:
+    """`schema` with every definition referenced once (and safely) written in place of its reference.
+
+    `counted` remembers, by the identity of each definition (kept alive in it), the references inside it: the
+    schemas of a large API's tools share thousands of definitions, each then walked once."""
     defs = schema.get("$defs")
     if not isinstance(defs, Mapping) or not defs:
         return schema
     uses: Counter[str | None] = Counter()
     edges: dict[str, set[str]] = {name: set() for name in defs}
-    _count(schema, uses, None, edges, 0)
+    _count({k: v for k, v in schema.items() if k != "$defs"}, uses, None, edges, 0)
+    for def_name, target in defs.items():  # as _count would at level 1, once per definition object
+        found = counted.get(id(target)) if counted is not None else None
+        if found is None:
+            inner: Counter[str | None] = Counter()
+            names: dict[str, set[str]] = {"": set()}
+            _count(target, inner, "", names, 1)
+            found = (target, inner, frozenset(names[""]))
+            if counted is not None:
+                counted[id(target)] = found
+        uses.update(found[1])
+        edges[def_name] |= found[2]
     if set(uses) - set(defs):  # a pointer into a definition, or elsewhere: moving definitions could break it
         return schema
     candidates = {
@@ -53,7 +70,8 @@ def inline_once(schema: Mapping[str, Any]) -> Mapping[str, Any]:
         if level > MAX_LEVEL:
             return node
         if isinstance(node, list):
-            return [walk(v, level + 1) for v in node]
+            items = [walk(v, level + 1) for v in node]
+            return node if all(new is old for new, old in zip(items, node)) else items
         if not isinstance(node, Mapping):
             return node
         name = _target(node)
@@ -62,11 +80,18 @@ def inline_once(schema: Mapping[str, Any]) -> Mapping[str, Any]:
             siblings = {k: v for k, v in node.items() if k != "$ref"}
             if set(siblings) <= SIBLINGS and not set(siblings) & set(target):
                 inlined.add(name)
-                return {**walk(target, level + 1), **siblings}
-        return {k: (v if k in DATA or k == "$defs" else walk(v, level + 1)) for k, v in node.items()}
+                return {**definition(name, level + 1), **siblings}
+        out = {k: (v if k in DATA or k == "$defs" else walk(v, level + 1)) for k, v in node.items()}
+        unchanged = type(node) is dict and all(out[k] is v for k, v in node.items())
+        return node if unchanged else out  # unchanged: the same object rather than a copy of it
 
-    root = dict(walk(schema, 0))
-    walked = {name: walk(target, 1) for name, target in defs.items()}  # all first: they inline their own uses
+    def definition(name: str, level: int) -> Any:
+        """A definition walked; one that names no candidate stays the same object (walking would copy it)."""
+        return walk(defs[name], level) if edges[name] & candidates else defs[name]
+
+    root = dict(walk(schema, 0))  # its `$defs` is left as it is: replaced below
+    walked = {name: definition(name, 1) for name in defs}  # all first: they inline their own uses
+    del walk, definition  # the recursive closures are a reference cycle: freed now, without the collector
     kept = {name: value for name, value in walked.items() if name not in inlined}
     if kept:
         root["$defs"] = kept

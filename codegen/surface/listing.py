@@ -16,11 +16,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..problems import Level, Problem
-from .inline_once import inline_once
+from .inline_once import Counted, inline_once
+from .listing_text import ListingText
 from .plans import ToolSpec
 from .tokens import count_tokens
 
 LISTING_TOKENS = 200_000  # more than any model's context window holds for tools
+SMALL = 200  # tools: a listing this short is serialized whole first, as it may fit without being counted
 
 
 def listing_tokens(tools: Sequence[ToolSpec]) -> int:
@@ -35,29 +37,43 @@ def _text(tools: Sequence[ToolSpec]) -> str:
 def fit_listing(tools: Sequence[ToolSpec], limit: int = LISTING_TOKENS) -> tuple[list[ToolSpec], list[Problem]]:
     """`tools` unchanged while their listing fits `limit` tokens; else the same tools without output schemas (and
     with the input schemas' other savings, see `_without_output_schema`)."""
-    if len(_text(tools)) <= limit:  # a token is at least one character: no need to count
-        return list(tools), []
-    before = listing_tokens(tools)
+    fitted, problems, _ = fitted_listing(tools, limit)
+    return fitted, problems
+
+
+def fitted_listing(
+    tools: Sequence[ToolSpec], limit: int = LISTING_TOKENS
+) -> tuple[list[ToolSpec], list[Problem], str | None]:
+    """fit_listing, and the text of the listing it returns (tools.json) when that was serialized on the way (a
+    large API's listing is tens of megabytes: serialized once, and counted once before and once after)."""
+    if len(tools) <= SMALL:  # a token is at least one character: a short listing need not be counted
+        text = _text(tools)
+        if len(text) <= limit:
+            return list(tools), [], text
+    writer = ListingText()  # the definitions the tools share: serialized and counted once
+    _, before, _ = writer.measure([t.to_json() for t in tools], keep_text=False)
     if before <= limit:
-        return list(tools), []
-    fitted = [_without_output_schema(t) for t in tools]
+        return list(tools), [], _text(tools)
+    counted: Counted = {}  # the definitions the tools share, each walked once
+    fitted = [_without_output_schema(t, counted) for t in tools]
+    del counted
     if not any(t.output_schema is not None for t in tools):  # --compact: nothing a client would miss, no warning
-        return fitted, []
-    after = listing_tokens(fitted)
+        return fitted, [], None
+    _, after, fitted_text = writer.measure([t.to_json() for t in fitted])
     message = (
         f"tools/list would cost {before:,} tokens (more than {limit:,}): output schemas are left out of it, "
         f"which brings it to {after:,}; results are still returned whole"
     )
-    return fitted, [Problem(Level.WARNING, message, "")]
+    return fitted, [Problem(Level.WARNING, message, "")], fitted_text
 
 
-def _without_output_schema(tool: ToolSpec) -> ToolSpec:
+def _without_output_schema(tool: ToolSpec, counted: Counted | None = None) -> ToolSpec:
     """The tool without its output schema; a `next` page its result would have carried in structuredContent
     (which that schema declared) travels in the result's `_meta` instead. The result-shaping arguments
     (`fields`, `max_items`, `max_pages`) lose their descriptions, as with --compact: the same sentence on
     hundreds of tools says nothing their names and schemas do not. Definitions used once are written in place.
     The schema is kept aside (`described_output`) for the discovery surface's describe_tool."""
-    tool = replace(tool, input_schema=inline_once(tool.input_schema), described_output=tool.output_schema)
+    tool = replace(tool, input_schema=inline_once(tool.input_schema, counted), described_output=tool.output_schema)
     results = tool.plan.results
     if results is None:
         return replace(tool, output_schema=None)

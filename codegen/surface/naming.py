@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from functools import lru_cache
 
 MAX_TOOL_NAME = 64
 MAX_ARG_NAME = 64
@@ -37,6 +38,7 @@ FOLD = str.maketrans(
 )
 
 
+@lru_cache(maxsize=8192)  # pure; a large API names the same arguments and path words thousands of times
 def snake_case(text: str) -> str:
     """`getPetById` -> `get_pet_by_id`, `repos/get-content` -> `repos_get_content`."""
     text = ascii_fold(text)
@@ -77,6 +79,7 @@ def tool_name(raw: str) -> str:
     return shorten(name, MAX_TOOL_NAME)
 
 
+@lru_cache(maxsize=8192)
 def arg_name(wire: str) -> str:
     """A client-safe argument key for a parameter or body property name, e.g. `filter[status]` -> `filter_status`."""
     if re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", wire):

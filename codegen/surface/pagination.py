@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 from ..spec.media import json_media_rank
 from ..spec.model import Operation
@@ -124,6 +125,12 @@ def norm(name: str) -> str:
     return name.replace("_", "").replace("-", "").replace(".", "").lower()
 
 
+# per resolver (so per spec, and gone with it): (id of a schema node, its location, depth) -> _Shape.properties
+_PROPERTIES: WeakKeyDictionary[Resolver, dict[tuple[int, Ref, int], Mapping[str, tuple[Any, Ref]]]] = (
+    WeakKeyDictionary()
+)
+
+
 class _Shape:
     """The first 2xx JSON response schema of an operation, read through $refs and allOf."""
 
@@ -144,10 +151,23 @@ class _Shape:
         except RefError:
             return None, at
 
-    def properties(self, node: Any, at: Ref, depth: int = 0) -> dict[str, tuple[Any, Ref]]:
-        """name -> (resolved schema, location), allOf members merged."""
+    def properties(self, node: Any, at: Ref, depth: int = 0) -> Mapping[str, tuple[Any, Ref]]:
+        """name -> (resolved schema, location), allOf members merged; remembered per spec node (a large API's
+        operations return the same few schemas, whose allOf chains would be walked for each)."""
+        if not isinstance(node, dict):
+            return {}
+        remembered = _PROPERTIES.get(self.resolver)
+        if remembered is None:
+            remembered = _PROPERTIES[self.resolver] = {}
+        key = (id(node), at, depth)  # the node belongs to a document the resolver holds: its id stays its own
+        found = remembered.get(key)
+        if found is None:
+            found = remembered[key] = self._properties(node, at, depth)
+        return found
+
+    def _properties(self, node: dict[str, Any], at: Ref, depth: int) -> dict[str, tuple[Any, Ref]]:
         found: dict[str, tuple[Any, Ref]] = {}
-        if not isinstance(node, dict) or depth > 8:
+        if depth > 8:
             return found
         for index, part in enumerate(node.get("allOf") or []):
             part, part_at = self.resolve(part, at.child("allOf", index))

@@ -11,9 +11,8 @@ code span.
 from __future__ import annotations
 
 import re
+from functools import cache, lru_cache
 from typing import Any
-
-from markdownify import MarkdownConverter
 
 HTML_TAGS = (
     "a|abbr|b|blockquote|br|caption|code|dd|del|details|div|dl|dt|em|h[1-6]|hr|i|img|ins|kbd|li|mark|ol|p|pre|"
@@ -37,15 +36,21 @@ CODE_SPAN = re.compile(r"`[^`\n]*`")
 ELLIPSIS = "…"
 
 
-class _Converter(MarkdownConverter):
-    """markdownify with a line break after <summary> (its text would run into the details otherwise)."""
+@cache
+def _converter_class() -> Any:
+    """markdownify with a line break after <summary> (its text would run into the details otherwise); markdownify
+    and BeautifulSoup are imported only for text that holds HTML (~0.15 s of a run without any)."""
+    from markdownify import MarkdownConverter
 
-    def convert_summary(self, el: Any, text: str, parent_tags: Any) -> str:
-        return f"{text.strip()}\n\n" if text.strip() else ""
+    class _Converter(MarkdownConverter):
+        def convert_summary(self, el: Any, text: str, parent_tags: Any) -> str:
+            return f"{text.strip()}\n\n" if text.strip() else ""
+
+    return _Converter
 
 
 def _convert(html: str) -> str:
-    converter = _Converter(
+    converter = _converter_class()(
         escape_underscores=False,
         escape_asterisks=False,
         escape_misc=False,
@@ -97,6 +102,7 @@ def unlink(text: str) -> str:
     return text.strip()
 
 
+@lru_cache(maxsize=16384)  # pure; a large API repeats its parameters' descriptions on thousands of operations
 def clean(text: str) -> str:
     """Spec prose as a tool text carries it: Markdown, without link URLs."""
     return unlink(to_markdown(text)).strip()

@@ -119,9 +119,17 @@ def is_number(value: Any) -> TypeGuard[int | float]:
 
 
 def unique(values: list[Any]) -> list[Any]:
-    """enum items must be unique in JSON Schema; specs sometimes repeat one."""
+    """enum items must be unique in JSON Schema; specs sometimes repeat one. Strings (a large API's enums list
+    hundreds) are looked up in a set; other values are compared with the other values seen."""
     seen: list[Any] = []
+    strings: set[str] = set()
+    others: list[Any] = []
     for value in values:
-        if not any(value == s and type(value) is type(s) for s in seen):
+        if type(value) is str:
+            if value not in strings:
+                strings.add(value)
+                seen.append(value)
+        elif not any(value == s and type(value) is type(s) for s in others):
+            others.append(value)
             seen.append(value)
     return seen

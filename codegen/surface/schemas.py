@@ -36,7 +36,7 @@ class SchemaConverter(NodeConverter):
         self._defs: dict[tuple[Ref, Direction], tuple[dict[str, Any], frozenset[Ref]]] = {}
         self._names: dict[Ref, str] = {}
         self._named: dict[str, Ref] = {}  # the reverse of _names
-        self._views: dict[Direction, Definitions] = {}
+        self._views: dict[Direction, _Remembered] = {}  # what each direction's Definitions view remembers
 
     # -- public -------------------------------------------------------------------------------------
     def convert(self, schema: Schema, direction: Direction) -> dict[str, Any]:
@@ -46,8 +46,8 @@ class SchemaConverter(NodeConverter):
     def defs(self, direction: Direction) -> Definitions:
         """Every definition of one direction by its `$defs` name, each converted when first looked up."""
         if direction not in self._views:
-            self._views[direction] = Definitions(self, direction)
-        return self._views[direction]
+            self._views[direction] = ({}, {}, {})
+        return Definitions(self, direction, self._views[direction])  # not kept here: no reference cycle
 
     def resolve_converted(self, schema: dict[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
         """Follow a converted `{"$ref": "#/$defs/X"}` chain to the definition it names."""
@@ -164,17 +164,19 @@ class SchemaConverter(NodeConverter):
         return out
 
 
+_Remembered = tuple[dict[str, frozenset[str]], dict[str, int], dict[Any, Any]]  # Definitions' refs, sizes, memo
+
+
 class Definitions(Mapping[str, dict[str, Any]]):
     """The converted definitions of one direction by `$defs` name: a view over the converter's cache that
     converts a definition when it is first looked up, and remembers which names each one refers to and
     its JSON size (tools of a large API share thousands of definitions; each is walked once)."""
 
-    def __init__(self, converter: SchemaConverter, direction: Direction) -> None:
+    def __init__(self, converter: SchemaConverter, direction: Direction, remembered: _Remembered | None = None) -> None:
         self._converter = converter
         self._direction: Direction = direction
-        self._refs: dict[str, frozenset[str]] = {}
-        self._sizes: dict[str, int] = {}
-        self.memo: dict[Any, Any] = {}  # results of walks over these definitions (budget.reach), by their inputs
+        self._refs, self._sizes, self.memo = remembered or ({}, {}, {})
+        # memo: results of walks over these definitions (budget.reach), by their inputs
 
     def __getitem__(self, name: str) -> dict[str, Any]:
         return self._converter._definition(self._converter._named[name], self._direction)[0]
@@ -193,6 +195,13 @@ class Definitions(Mapping[str, dict[str, Any]]):
         if name not in self._refs:
             self._refs[name] = frozenset(refs_in(self[name]))
         return self._refs[name]
+
+    def total_size(self, names: list[str]) -> int:
+        """Characters of the named definitions, together."""
+        try:
+            return sum(map(self._sizes.__getitem__, names))
+        except KeyError:  # some not measured yet
+            return sum(self.size(name) for name in names)
 
     def size(self, name: str) -> int:
         """Characters of definition `name` as compact JSON."""
@@ -219,6 +228,7 @@ def refs_in(node: Any) -> Iterator[str]:
                             for v in value.values()
                             if isinstance(v, str) and v.startswith("#/$defs/")
                         )
-                    stack.append(value)
+                    if isinstance(value, (dict, list)):  # nothing else holds a reference
+                        stack.append(value)
         elif isinstance(current, list):
-            stack.extend(current)
+            stack.extend([item for item in current if isinstance(item, (dict, list))])  # enums: hundreds of strings

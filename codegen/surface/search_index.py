@@ -18,9 +18,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import bm25s
-import snowballstemmer
-
 from .plans import ToolSpec
 from .vocabulary import SYNONYM_WEIGHT, expand_phrases, synonyms
 
@@ -90,14 +87,23 @@ class Analyzer:
     """Text -> stems. The generated search.py does exactly the same to a query (tested)."""
 
     def __init__(self) -> None:
+        import snowballstemmer  # imported only where a search index is built (~0.15 s of a small API's run)
+
         self._stemmer = snowballstemmer.stemmer("english")
         self._cache: dict[str, str] = {}
+        self._texts: dict[str, tuple[str, ...]] = {}  # a large API repeats its descriptions and summaries
 
     def words(self, text: str) -> list[str]:
         words = _WORD.findall(_CAMEL.sub(r"\1 \2", _strip_markup(text)).lower())
         return [w for w in words if len(w) > 1 and w not in STOPWORDS]
 
     def stems(self, text: str) -> list[str]:
+        found = self._texts.get(text)
+        if found is None:
+            found = self._texts[text] = tuple(self._stems(text))
+        return list(found)
+
+    def _stems(self, text: str) -> list[str]:
         out = []
         for word in self.words(text):
             stem = self._cache.get(word)
@@ -197,16 +203,18 @@ def _field_scores(documents: Sequence[list[str]]) -> dict[str, dict[int, float]]
     """BM25 weight of each (stem, document) of one field, computed by bm25s."""
     if not any(documents):
         return {}
+    import bm25s  # with numpy: only where a search index is built (~0.25 s of a small API's run)
+
     model = bm25s.BM25()
     model.index([doc or [""] for doc in documents], show_progress=False)
     scores = model.scores
-    data, indices, indptr = scores["data"], scores["indices"], scores["indptr"]
+    data, indices, indptr = scores["data"].tolist(), scores["indices"].tolist(), scores["indptr"].tolist()
     out: dict[str, dict[int, float]] = {}
     for term, tid in model.vocab_dict.items():
         if not term:
             continue
-        start, end = int(indptr[tid]), int(indptr[tid + 1])
-        out[term] = {int(indices[i]): float(data[i]) for i in range(start, end)}
+        start, end = indptr[tid], indptr[tid + 1]
+        out[term] = dict(zip(indices[start:end], data[start:end]))  # Python ints and floats, as int() and float() give
     return out
 
 

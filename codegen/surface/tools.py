@@ -20,6 +20,8 @@ from .plans import RequestPlan, ToolSpec
 from .results import with_results
 from .schemas import SchemaConverter
 
+Cleaned = dict[int, tuple[Any, Any]]  # id of a definition -> (the definition, kept alive; its cleaned copy)
+
 
 def map_tools(
     api: Api,
@@ -33,10 +35,12 @@ def map_tools(
     converter = SchemaConverter(resolver, api.dialect)
     problems: list[Problem] = []
     names = _tool_names(api.operations, resolver, problems)
+    cleaned: Cleaned = {}
     tools = [
-        _tool(op, names[op.path, op.method], converter, problems, output_depth, compact, input_budget)
+        _tool(op, names[op.path, op.method], converter, problems, output_depth, compact, input_budget, cleaned)
         for op in api.operations
     ]
+    del cleaned
     tools = [with_results(tool, resolver, problems, compact) for tool in tools]  # next pages, fields, the budget
     return tools, problems + converter.problems
 
@@ -82,11 +86,12 @@ def _tool(
     output_depth: int | None = OUTPUT_DEPTH,
     compact: bool = False,
     input_budget: int | None = INPUT_BUDGET,
+    cleaned: Cleaned | None = None,
 ) -> ToolSpec:
     input_schema, args, body, notes = build_input(op, converter, problems, input_budget)
     output_schema, wrap = build_output(op, converter, 0 if compact else output_depth)  # compact: only `wrap` is used
-    input_schema = prose.clean_schema(input_schema)
-    output_schema = None if compact else prose.clean_schema(output_schema)  # compact: still returned, unlisted
+    input_schema = _clean(input_schema, {} if cleaned is None else cleaned)
+    output_schema = None if compact else _clean(output_schema, {} if cleaned is None else cleaned)  # still returned
     words = text.tool_text(op, name, compact)
     success = [r for r in op.responses if r.status.startswith("2")]
     accept = success[0].media_types[0] if success and success[0].media_types else None
@@ -97,3 +102,24 @@ def _tool(
     description = "\n\n".join(part for part in [words.description, *notes] if part)
     annotations = tool_annotations(op, words.title)
     return ToolSpec(name, words.title, description, input_schema, output_schema, annotations, plan, op)
+
+
+def _clean(schema: Any, cleaned: Cleaned) -> Any:
+    """prose.clean_schema of a tool's schema, each of its `$defs` cleaned once for all the tools that share it (the
+    definitions a schema reaches are the converter's own objects, shared, never modified)."""
+    defs = schema.get("$defs") if isinstance(schema, dict) else None
+    if not isinstance(defs, dict):
+        return prose.clean_schema(schema)
+    out = {}
+    for key, value in schema.items():
+        if key != "$defs":
+            out.update(prose.clean_schema({key: value}))
+            continue
+        clean_defs = {}
+        for name, node in value.items():
+            found = cleaned.get(id(node))
+            if found is None:
+                found = cleaned[id(node)] = (node, prose.clean_schema(node))
+            clean_defs[name] = found[1]
+        out[key] = clean_defs
+    return out
