@@ -13,16 +13,10 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers"))
 
-def load_spec(path: str) -> dict[str, Any]:
-    text = Path(path).read_text(encoding="utf-8")
-    if path.endswith((".yaml", ".yml")):
-        import yaml
-
-        return dict(yaml.safe_load(text))
-    return dict(json.loads(text))
+from fastmcp_server import load_spec  # noqa: E402  (bench/peers: the same spec reading as the served peer)
 
 
 async def main() -> None:
