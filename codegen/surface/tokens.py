@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import json
 import warnings
@@ -21,8 +22,9 @@ def _rust_count() -> Callable[[str], int] | None:
     the extension cannot be loaded this way (then the package is used)."""
     try:
         package = importlib.util.find_spec("bpe_openai")
-        folder = Path(next(iter(package.submodule_search_locations or ()))) if package else None
-        binary = next(folder.glob("_bindings*.so"), None) if folder else None
+        folders = [Path(f) for f in (package.submodule_search_locations or ())] if package else []
+        names = [f"_bindings{suffix}" for suffix in importlib.machinery.EXTENSION_SUFFIXES]
+        binary = next((f / n for f in folders for n in names if (f / n).is_file()), None)
         spec = importlib.util.spec_from_file_location("bpe_openai._bindings", binary) if binary else None
         if spec is None or spec.loader is None:
             return None
