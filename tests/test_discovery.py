@@ -32,7 +32,7 @@ METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 # recall@5 of bench/selection/evaluate.py when this test was written, less a little room; a change to the
 # ranking that loses more than that fails here (the benchmark prints the figures: bench/results/selection.md)
 # recall@5 the ranking keeps on the tasks it was tuned on and on the held-out ones (bench/selection/heldout)
-RECALL_AT_5 = {"github": 0.79, "stripe": 0.93}
+RECALL_AT_5 = {"github": 0.82, "stripe": 0.91}
 HELDOUT_RECALL_AT_5 = {"github": 0.9, "stripe": 0.85}
 
 
@@ -87,6 +87,8 @@ def test_recall_at_5_holds(mapped: dict[str, list[ToolSpec]]) -> None:
         index = build_index(tools)
         operations = [doc["operation"] for doc in index["tools"]]
         for folder, floor in ((SELECTION, RECALL_AT_5), (SELECTION / "heldout", HELDOUT_RECALL_AT_5)):
+            if not (folder / f"{name}.yaml").exists():
+                continue
             found = tasks(name, folder)
             hits = sum(
                 bool(set(t["operations"]) & {operations[i] for i in rank(index, analyzer.stems(t["task"]), 5)})
@@ -103,7 +105,8 @@ def test_generated_search_ranks_a_big_api_as_the_generator(
     data = json.loads(json.dumps(build_index(mapped["github"])))  # as search.json carries it
     assert data["synonyms"]["phrases"]["bug"] == ["issu"]
     index, analyzer = search.Index(data), Analyzer()
-    for t in tasks("github") + tasks("github", SELECTION / "heldout"):
+    heldout = tasks("github", SELECTION / "heldout") if (SELECTION / "heldout" / "github.yaml").exists() else []
+    for t in tasks("github") + heldout:
         found, _ = index.search(t["task"], 8)
         assert [f["name"] for f in found] == [
             data["tools"][i]["name"] for i in rank(data, analyzer.stems(t["task"]), 8)
