@@ -21,9 +21,9 @@ from mcp import Client, StdioServerParameters
 
 from codegen.surface.tokens import count_tokens, wire
 from conftest import PETSTORE, generate_into
+from named_specs import named_specs
 from support.package_checks import assert_package_is_clean
 from support.servers import free_port, wait_until_listening
-from test_discovery import named_specs
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 NAME = "petdisc"
