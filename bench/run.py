@@ -121,18 +121,6 @@ def machine() -> dict[str, Any]:
             "loadavg": [round(x, 2) for x in os.getloadavg()]}
 
 
-def get(d: Any, *path: str) -> Any:
-    for p in path:
-        if not isinstance(d, dict):
-            return None
-        d = d.get(p)
-    return d
-
-
-def fmt(v: Any, spec: str = "{:,.0f}") -> str:
-    return "–" if v is None else spec.format(v)
-
-
 def write_readme(path: Path, results: dict[str, Any], project_readme: Path | None) -> None:
     """The results section of `path` and the summary in the project README, from the results (bench/report.py)."""
     scaling_path = Path(results.get("out") or HERE / "results") / "scaling.json"
