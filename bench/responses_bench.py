@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from codegen.config import Config  # noqa: E402
 from codegen.emit.write import write  # noqa: E402
 from codegen.pipeline import generate  # noqa: E402
-from cut_spec import github_issues, named_spec, stripe_customers  # noqa: E402
+from cut_spec import github_issues, named_document, stripe_customers  # noqa: E402
 from support.recorder import RecordedRequest, Reply, recording_upstream  # noqa: E402
 
 ITEMS = 600  # in each collection
@@ -129,7 +129,7 @@ def main() -> None:
     args = parser.parse_args()
     tokens = count_tokens()
     github = github_issues()
-    issue = json.loads(named_spec("github").read_text(encoding="utf-8"))["components"]["examples"]["issue-items"]
+    issue = named_document("github")["components"]["examples"]["issue-items"]
     issue = issue["value"][0]
     rows: list[str] = []
     collect: list[str] = []

@@ -26,6 +26,7 @@ TOOLS = Path(os.environ.get("MCP_CODEGEN_TOOLS", Path.home() / ".cache" / "mcp-c
 SPECS = ("petstore", "asana", "github", "stripe")
 SERVERS = ("ours", "compact", "floor", "nosdk", "fastmcp", "omg")
 sys.path.insert(0, str(ROOT / "tools"))
+from named_specs import named_specs  # noqa: E402
 from server_env import server_environment  # noqa: E402
 
 sys.path.insert(0, str(HERE))
@@ -46,12 +47,10 @@ def sh(argv: list[str], timeout: float, **kw: Any) -> subprocess.CompletedProces
 
 def spec_paths(names: list[str]) -> dict[str, str]:
     """name -> path from tools/list-specs (the corpus is installed by tools/fetch-corpus if it is missing)."""
-    out = sh([sys.executable, ROOT / "tools/list-specs", "--named", "--tsv"], 300)
-    found = {line.split("\t")[0]: line.split("\t")[1] for line in out.stdout.splitlines() if "\t" in line}
+    found = named_specs()
     if not all(n in found and Path(found[n]).is_file() for n in names):
-        sh([ROOT / "tools/fetch-corpus"], 900, check=True)
-        out = sh([sys.executable, ROOT / "tools/list-specs", "--named", "--tsv"], 300, check=True)
-        found = {line.split("\t")[0]: line.split("\t")[1] for line in out.stdout.splitlines() if "\t" in line}
+        log("installing the corpus (tools/fetch-corpus)")
+        found = named_specs(install=True)
     missing = [n for n in names if n not in found]
     if missing:
         raise SystemExit(f"specs not in the corpus: {missing}")
@@ -120,18 +119,6 @@ def machine() -> dict[str, Any]:
     return {"date": dt.datetime.now().isoformat(timespec="minutes"), "platform": platform.platform(),
             "cpu": cpu, "cpus": os.cpu_count(), "memory": mem, "python": platform.python_version(), "node": nv,
             "loadavg": [round(x, 2) for x in os.getloadavg()]}
-
-
-def get(d: Any, *path: str) -> Any:
-    for p in path:
-        if not isinstance(d, dict):
-            return None
-        d = d.get(p)
-    return d
-
-
-def fmt(v: Any, spec: str = "{:,.0f}") -> str:
-    return "–" if v is None else spec.format(v)
 
 
 def write_readme(path: Path, results: dict[str, Any], project_readme: Path | None) -> None:

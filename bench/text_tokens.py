@@ -20,22 +20,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
 
 from codegen.surface.tokens import count_tokens  # noqa: E402
+from named_specs import named_specs  # noqa: E402  (tools/named_specs.py)
 
 DEFAULT_SPECS = "github,stripe,asana,slack"
 TIMEOUT = 900  # seconds for one generation
-
-
-def named_specs() -> dict[str, str]:
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "list-specs"), "--named", "--tsv"],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    ).stdout
-    return {line.split("\t")[0]: line.split("\t")[1] for line in out.splitlines() if "\t" in line}
 
 
 def generated_tools_json(spec: str, root: Path, compact: bool) -> str:

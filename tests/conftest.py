@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from codegen.emit.write import write
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
 PETSTORE = FIXTURES / "petstore.yaml"
+sys.path.append(str(ROOT / "tools"))  # the tools' stdlib modules (named_specs, cut_spec, corpus_run, ...)
 
 
 def generate_into(spec: Path | str, out: Path, **options: Any) -> Result:

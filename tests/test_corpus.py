@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tools"))
+import corpus_run  # tools/corpus_run.py
+from named_specs import install_corpus, named_specs
 
-import corpus_run  # noqa: E402  (tools/corpus_run.py)
+REPO = Path(__file__).resolve().parents[1]
 
 NAMED = (
     "petstore",
@@ -50,11 +50,11 @@ def list_specs(*args: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def corpus() -> None:
-    subprocess.run([str(REPO / "tools" / "fetch-corpus")], check=True, capture_output=True, timeout=600)
+    install_corpus()
 
 
 def sample_specs() -> list[str]:
-    named = dict(line.split("\t")[:2] for line in list_specs("--named", "--tsv"))
+    named = named_specs()
     specs = [named[name] for name in NAMED]
     specs += list_specs("--set", "directory", "--max-ops", "50", "--sample", "38", "--seed", SEED)
     specs += list_specs("--set", "examples", "--sample", "10", "--seed", SEED)
@@ -88,7 +88,7 @@ def test_corpus_sample(sample_results: list[corpus_run.Outcome]) -> None:
 
 @pytest.mark.slow
 def test_calls_sample(corpus: None) -> None:
-    named = dict(line.split("\t")[:2] for line in list_specs("--named", "--tsv"))
+    named = named_specs()
     specs = [named["petstore"]] + list_specs("--set", "directory", "--max-ops", "20", "--sample", "3", "--seed", SEED)
     options: dict[str, Any] = {"validate": None, "list_timeout": 120, "calls": True, "examples": 2, "max_tools": 30}
     results = corpus_run.run_all(specs, options, jobs=2, timeout=300, time_limit=600, progress=False)

@@ -26,6 +26,7 @@ from codegen.surface.tokens import listing_tokens
 from codegen.surface.plans import ToolSpec
 
 from conftest import PETSTORE, ROOT, mini_spec, write_spec
+from named_specs import named_specs
 
 SELECTION = ROOT / "bench" / "selection"
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -34,13 +35,6 @@ METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 # recall@5 the ranking keeps on the tasks it was tuned on and on the held-out ones (bench/selection/heldout)
 RECALL_AT_5 = {"github": 0.82, "stripe": 0.91}
 HELDOUT_RECALL_AT_5 = {"github": 0.71, "stripe": 0.68}
-
-
-def named_specs() -> dict[str, str]:
-    out = subprocess.run(
-        [str(ROOT / "tools" / "list-specs"), "--named", "--tsv"], capture_output=True, text=True, timeout=120
-    ).stdout
-    return {line.split("\t")[0]: line.split("\t")[1] for line in out.splitlines() if "\t" in line}
 
 
 @pytest.fixture(scope="module")

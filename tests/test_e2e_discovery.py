@@ -21,9 +21,10 @@ from mcp import Client, StdioServerParameters
 
 from codegen.surface.tokens import count_tokens, wire
 from conftest import PETSTORE, generate_into
+from named_specs import named_specs
+from support.generated import on_path
 from support.package_checks import assert_package_is_clean
 from support.servers import free_port, wait_until_listening
-from test_discovery import named_specs
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 NAME = "petdisc"
@@ -128,13 +129,8 @@ def github_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     out = tmp_path_factory.mktemp("generated") / "ghdisc"
     result = generate_into(spec, out, validate=False)
     assert result.surface.name == "discovery" and result.surface.tokens <= 2000
-    sys.path.insert(0, str(out / "src"))
-    try:
-        yield importlib.import_module("ghdisc.server")
-    finally:
-        sys.path.remove(str(out / "src"))
-        for name in [m for m in sys.modules if m == "ghdisc" or m.startswith("ghdisc.")]:
-            del sys.modules[name]
+    with on_path(out) as name:
+        yield importlib.import_module(f"{name}.server")
 
 
 async def test_github_listing_and_search_answers_fit_their_token_budgets(github_server: Any) -> None:

@@ -19,14 +19,16 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from mcp import Client, MCPError, StdioServerParameters
+from mcp import Client, MCPError
 
 from codegen.config import Config
 from codegen.emit.wire import MODERN_VERSION, SDK, handshake_lines
 from codegen.pipeline import generate
 from conftest import FIXTURES
+from named_specs import named_specs
+from support.faststart import same_both_ways
+from support.generated import import_from
 from support.rawwire import INITIALIZED, META, converse, initialize, request
 
 NOPE = {"name": "no_such_tool", "arguments": {}}
@@ -171,11 +173,7 @@ def test_what_the_serializer_might_write_differently_turns_the_fast_start_off() 
 
 
 def test_fast_start_is_off_where_it_cannot_be_the_sdk_answer(petstore_package: Path) -> None:
-    sys.path.insert(0, str(petstore_package / "src"))
-    try:
-        import petstore.handshake as handshake
-    finally:
-        sys.path.remove(str(petstore_package / "src"))
+    handshake = import_from(petstore_package, "petstore.handshake")
     answers = handshake._answers([], {}, pipes=True)
     assert answers is not None and answers["tools/list handshake"].startswith(b'{"tools":[')
     assert handshake._answers(["--timeout", "5"], {}, pipes=True) is None  # arguments: the server's own main
@@ -199,31 +197,17 @@ def test_fast_start_is_off_where_it_cannot_be_the_sdk_answer(petstore_package: P
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_official_client_sees_the_same_both_ways(petstore_package: Path, mode: str) -> None:
-    seen = []
-    for fast in ("1", "0"):
-        env = {
-            "PYTHONPATH": str(petstore_package / "src"),
-            "PETSTORE_FAST_START": fast,
-            "PETSTORE_BASE_URL": "http://127.0.0.1:9",
-        }
-        params = StdioServerParameters(command=sys.executable, args=["-m", "petstore"], env=env)
-        with anyio.fail_after(120):
-            async with Client(params, mode=mode) as client:
-                listed = await client.list_tools()
-                failed = await client.call_tool("get_pet_by_id", {"petId": 1})
-                with pytest.raises(MCPError) as unknown:
-                    await client.call_tool("no_such_tool", {})
-                again = await client.list_tools()
-        seen.append(
-            (
-                [tool.model_dump(by_alias=True, exclude_none=True) for tool in listed.tools],
-                failed.is_error,
-                unknown.value.error.code,
-                again == listed,
-            )
-        )
-    assert seen[0] == seen[1]
-    assert seen[0][1] and seen[0][2] == -32602 and seen[0][3]
+    async def session(client: Client) -> tuple[Any, ...]:
+        listed = await client.list_tools()
+        failed = await client.call_tool("get_pet_by_id", {"petId": 1})
+        with pytest.raises(MCPError) as unknown:
+            await client.call_tool("no_such_tool", {})
+        again = await client.list_tools()
+        dumped = [tool.model_dump(by_alias=True, exclude_none=True) for tool in listed.tools]
+        return dumped, failed.is_error, unknown.value.error.code, again == listed
+
+    _, failed, code, same_again = await same_both_ways(petstore_package, mode, session)
+    assert failed and code == -32602 and same_again
 
 
 @pytest.mark.slow
@@ -300,13 +284,7 @@ def test_stray_output_never_reaches_the_wire(petstore_package: Path) -> None:
 def test_github_answers_are_the_sdk_bytes(tmp_path: Path) -> None:
     """GitHub's 1,200 tools (3 MB of tools/list, `--surface tools`): the same bytes with and without the fast start,
     both eras."""
-    listed = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve().parents[1] / "tools" / "list-specs"), "--named", "--tsv"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    named = dict(line.split("\t")[:2] for line in listed.stdout.splitlines() if "\t" in line)
+    named = named_specs()
     if "github" not in named:
         pytest.skip("the corpus is not installed (tools/fetch-corpus)")
     out = tmp_path / "github"

@@ -12,16 +12,16 @@ the bytes the SDK itself sends for the surface the server runs with.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from codegen.emit.wire import HANDSHAKE_VERSIONS, MODERN_VERSION
 from conftest import PETSTORE, generate_into
+from support.faststart import same_both_ways
+from support.generated import import_from
 from support.rawwire import INITIALIZED, converse, initialize, request
 
 PIN = ("place_order",)
@@ -87,11 +87,7 @@ def test_listing_options_answers_are_the_sdk_bytes(tmp_path: Path, options: dict
 
 
 def test_surface_chosen_at_start_decides_the_fast_start(discovery_package: Path) -> None:
-    sys.path.insert(0, str(discovery_package / "src"))
-    try:
-        import petfast.handshake as handshake
-    finally:
-        sys.path.remove(str(discovery_package / "src"))
+    handshake = import_from(discovery_package, "petfast.handshake")
     for same in ({}, {"PETFAST_SURFACE": "auto"}, {"PETFAST_SURFACE": " Discovery "}):
         assert handshake._answers([], same, pipes=True) is not None, same
     for other in ({"PETFAST_SURFACE": "tools"}, {"PETFAST_SURFACE": "bogus"}, {"PETFAST_SURFACE": " "}):
@@ -110,25 +106,12 @@ def test_other_surface_at_start_gets_the_sdk_answers(discovery_package: Path) ->
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_official_client_sees_the_same_discovery_listing_both_ways(discovery_package: Path, mode: str) -> None:
-    seen = []
-    for fast in ("1", "0"):
-        env = {
-            "PYTHONPATH": str(discovery_package / "src"),
-            "PETFAST_FAST_START": fast,
-            "PETFAST_BASE_URL": "http://127.0.0.1:9",
-        }
-        params = StdioServerParameters(command=sys.executable, args=["-m", "petfast"], env=env)
-        with anyio.fail_after(120):
-            async with Client(params, mode=mode) as client:
-                listed = await client.list_tools()
-                described = await client.call_tool("describe_tool", {"name": "get_pet_by_id"})
-                again = await client.list_tools()
-        seen.append(
-            (
-                [tool.model_dump(by_alias=True, exclude_none=True) for tool in listed.tools],
-                described.structured_content,
-                again == listed,
-            )
-        )
-    assert seen[0] == seen[1]
-    assert [tool["name"] for tool in seen[0][0]][-1] == PIN[0] and seen[0][2]
+    async def session(client: Client) -> tuple[Any, ...]:
+        listed = await client.list_tools()
+        described = await client.call_tool("describe_tool", {"name": "get_pet_by_id"})
+        again = await client.list_tools()
+        dumped = [tool.model_dump(by_alias=True, exclude_none=True) for tool in listed.tools]
+        return dumped, described.structured_content, again == listed
+
+    dumped, _, same_again = await same_both_ways(discovery_package, mode, session)
+    assert [tool["name"] for tool in dumped][-1] == PIN[0] and same_again

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import http.server
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from codegen.spec.load import load, to_uri
+from support.servers import http_server
 
 
 def test_yaml_keeps_dates_as_strings_and_int_keys_as_text(tmp_path: Path) -> None:
@@ -86,14 +86,8 @@ def served(tmp_path: Path) -> Iterator[str]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with http_server(Quiet) as url:
+        yield url
 
 
 def test_spec_from_url_with_relative_ref(tmp_path: Path, served: str) -> None:

@@ -17,52 +17,34 @@ five times over).
 from __future__ import annotations
 
 import json
-import os
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import generate_into
+from corpus_own_tests import UNBUILT, own_pytest
+from named_specs import named_specs
 
 pytestmark = pytest.mark.slow
-REPO = Path(__file__).resolve().parents[1]
 NAMED = ("github", "stripe", "asana", "slack", "twilio", "kubernetes", "jira")
 TOOLS = {"github": 1223, "stripe": 452, "asana": 167, "slack": 174, "twilio": 195, "kubernetes": 845, "jira": 499}
 DESELECTED = ("tests/test_server.py::test_every_tool_sends_its_operation[auto]",)
 
 
 @pytest.fixture(scope="module")
-def named_specs() -> dict[str, str]:
-    subprocess.run([str(REPO / "tools" / "fetch-corpus")], check=True, capture_output=True, timeout=600)
-    listed = subprocess.run(
-        [sys.executable, str(REPO / "tools" / "list-specs"), "--named", "--tsv"],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    ).stdout
-    return dict(line.split("\t")[:2] for line in listed.splitlines() if line.strip())
+def named() -> dict[str, str]:
+    return named_specs(install=True)
 
 
 @pytest.mark.parametrize("name", NAMED)
-def test_named_api_package_passes_its_own_tests(name: str, named_specs: dict[str, str], tmp_path: Path) -> None:
+def test_named_api_package_passes_its_own_tests(name: str, named: dict[str, str], tmp_path: Path) -> None:
     out = tmp_path / name
-    generate_into(named_specs[name], out)
+    generate_into(named[name], out)
     deselect = [option for test in DESELECTED for option in ("--deselect", test)]
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *deselect, "tests"],
-        cwd=out,
-        env={**os.environ, "PYTHONPATH": str(out / "src")},
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    run = own_pytest(out, "-rs", *deselect, "tests", timeout=900)
     assert run.returncode == 0 and " passed" in run.stdout, run.stdout[-5000:]
     tools = json.loads(next((out / "src").glob("*/tools.json")).read_text(encoding="utf-8"))
     assert len(tools) == TOOLS[name]  # every operation is a tool
-    unbuilt = re.search(r"no valid arguments could be built for (\d+) of (\d+) tools", run.stdout)
+    unbuilt = UNBUILT.search(run.stdout)
     if unbuilt:  # named with the reason in the skip line
         assert int(unbuilt[1]) <= max(1, int(unbuilt[2]) // 100), unbuilt[0]

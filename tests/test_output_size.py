@@ -17,6 +17,7 @@ from codegen.config import Config
 from codegen.pipeline import analyze
 from codegen.surface.plans import ToolSpec
 from conftest import mini_spec, write_spec
+from named_specs import named_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -155,10 +156,7 @@ def test_compact_drops_output_schemas_errors_and_later_paragraphs(tmp_path: Path
 # github compact: 1.56e6 before result shaping added `fields` (GET tools) and `max_items`/`max_pages` (lists), 1.62e6 after
 @pytest.mark.parametrize(("name", "limit", "compact_limit"), [("github", 3.3e6, 1.65e6), ("stripe", 2.8e6, 1.25e6)])
 def test_large_corpus_specs_stay_small(name: str, limit: float, compact_limit: float) -> None:
-    listing = subprocess.run(
-        [sys.executable, str(ROOT / "tools/list-specs"), "--named", "--tsv"], capture_output=True, text=True, check=True
-    )
-    spec = next(line.split("\t")[1] for line in listing.stdout.splitlines() if line.split("\t")[0] == name)
+    spec = named_spec(name)
     for compact, bound in ((False, limit), (True, compact_limit)):
         _, tools, _ = analyze(Config(spec=spec, compact=compact))
         listed = [t.to_json() for t in tools]

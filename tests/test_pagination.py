@@ -4,8 +4,6 @@ spec (x-mcp-result-tokens) and from the config file."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +17,8 @@ from codegen.problems import Level
 from codegen.surface.plans import ToolSpec
 from codegen.surface.results import unrequire
 from conftest import mini_spec, write_spec
+from named_specs import named_spec
 from support.pages_api import SPEC
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def tools_of(tmp_path: Path, spec: dict[str, Any], **options: Any) -> dict[str, ToolSpec]:
@@ -175,16 +172,6 @@ def test_invalid_extension_is_a_warning(tmp_path: Path) -> None:
     assert not any("unknown extension" in p.message for p in problems)
 
 
-def named(name: str) -> str:
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "list-specs"), "--named", "--tsv"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return dict(line.split("\t")[:2] for line in out.splitlines())[name]
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("spec", "tool", "kind", "describe"),
@@ -195,7 +182,7 @@ def named(name: str) -> str:
     ],
 )
 def test_real_specs(spec: str, tool: str, kind: str, describe: str) -> None:
-    _, tools, _ = analyze(Config(spec=named(spec), validate=False))
+    _, tools, _ = analyze(Config(spec=named_spec(spec), validate=False))
     found = {t.name: t for t in tools}[tool]
     results = found.plan.results
     assert results is not None and results.pages is not None and results.pages.kind == kind

@@ -15,7 +15,8 @@ from codegen.pipeline import analyze
 from codegen.problems import Problem
 from codegen.surface.profiles import CLIENTS, apply_profiles
 
-from test_corpus import corpus, list_specs, sample_specs  # noqa: F401  (corpus: the fixture that installs it)
+from named_specs import named_spec
+from test_corpus import corpus, sample_specs  # noqa: F401  (corpus: the fixture that installs it)
 
 pytestmark = pytest.mark.slow
 
@@ -42,8 +43,7 @@ def explain(found: dict[str, list[Problem]]) -> str:
 
 @pytest.mark.parametrize("name", ["github", "stripe"])
 def test_named_specs_fit_every_client(corpus: None, name: str) -> None:  # noqa: F811
-    named = dict(line.split("\t")[:2] for line in list_specs("--named", "--tsv"))
-    found = violations(named[name])
+    found = violations(named_spec(name))
     assert found is not None and not any(found.values()), found and explain(found)
 
 

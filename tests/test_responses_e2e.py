@@ -27,6 +27,7 @@ import pytest
 from mcp import Client
 
 from conftest import write_spec
+from support.generated import on_path
 from support.pages_api import SPEC, PagesApi
 from support.package_checks import assert_package_is_clean
 from support.recorder import RecordedRequest, Reply, Upstream, recording_upstream
@@ -53,16 +54,11 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 @pytest.fixture(scope="module")
 def package(generated: tuple[Path, str]) -> Iterator[tuple[ModuleType, ModuleType, dict[str, Any]]]:
     out = generated[0]
-    sys.path.insert(0, str(out / "src"))
-    try:
+    with on_path(out):
         server = importlib.import_module(f"{PKG}.server")
         settings = importlib.import_module(f"{PKG}.settings")
         tools = {t["name"]: t for t in json.loads((out / "src" / PKG / "tools.json").read_text(encoding="utf-8"))}
         yield server, settings, tools
-    finally:
-        sys.path.remove(str(out / "src"))
-        for name in [m for m in sys.modules if m == PKG or m.startswith(PKG + ".")]:
-            del sys.modules[name]
 
 
 @pytest.fixture()

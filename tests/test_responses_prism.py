@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -21,10 +19,9 @@ import pytest
 from mcp import Client
 
 from conftest import generate_into
+from cut_spec import github_issues, stripe_customers  # tools/cut_spec.py
+from support.generated import on_path
 from support.prism import prism_server
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from cut_spec import github_issues, stripe_customers  # noqa: E402  (tools/cut_spec.py)
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:The logging capability is deprecated")]
 
@@ -39,15 +36,10 @@ def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     spec = root / "spec.json"
     spec.write_text(json.dumps(github_issues() if request.param == "github" else stripe_customers()), encoding="utf-8")
     generate_into(spec, root / name)
-    sys.path.insert(0, str(root / name / "src"))
-    try:
+    with on_path(root / name):
         tools = {t["name"]: t for t in json.loads((root / name / "src" / name / "tools.json").read_text())}
         with prism_server(spec) as url:
             yield importlib.import_module(f"{name}.server"), importlib.import_module(f"{name}.settings"), tools, url
-    finally:
-        sys.path.remove(str(root / name / "src"))
-        for module in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
-            del sys.modules[module]
 
 
 def calls(served: Served, mode: str, *wanted: tuple[str, dict[str, Any]]) -> list[types.CallToolResult]:

@@ -36,6 +36,7 @@ from codegen.config import Config
 from codegen.pipeline import analyze
 from codegen.problems import Level
 from conftest import generate_into, write_spec
+from support.generated import on_path
 from support.upstream import Answer, Upstream, upstream_server
 from support.package_checks import assert_package_is_clean
 from support.servers import free_port
@@ -165,13 +166,8 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     tmp = tmp_path_factory.mktemp("runtime")
     out = tmp / PKG
     generate_into(write_spec(tmp, RUNTIME_SPEC), out, name=PKG)
-    sys.path.insert(0, str(out / "src"))
-    try:
+    with on_path(out):
         yield out
-    finally:
-        sys.path.remove(str(out / "src"))
-        for name in [m for m in sys.modules if m == PKG or m.startswith(PKG + ".")]:
-            del sys.modules[name]
 
 
 @pytest.fixture(scope="module")

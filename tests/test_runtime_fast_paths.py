@@ -12,6 +12,8 @@ import httpx
 import mcp.types as types
 import pytest
 
+from support.generated import import_from
+
 
 def run_in_package(package: Path, code: str) -> str:
     done = subprocess.run(
@@ -42,12 +44,8 @@ def test_start_up_does_not_import_httpx(petstore_package: Path) -> None:
     ],
 )
 def test_json_text_matches_httpx(petstore_package: Path, body: bytes, content_type: str) -> None:
-    sys.path.insert(0, str(petstore_package / "src"))
-    try:
-        from petstore.responses import to_result
-        from petstore.upstream import Reply
-    finally:
-        sys.path.remove(str(petstore_package / "src"))
+    to_result = import_from(petstore_package, "petstore.responses").to_result
+    Reply = import_from(petstore_package, "petstore.upstream").Reply
     response = httpx.Response(200, headers={"content-type": content_type}, content=body)
     reply = Reply(200, "OK", response.headers, body, len(body), False, "/store/order/1", 0)
     result = to_result("get_order_by_id", reply, structured=True, wrap=False)

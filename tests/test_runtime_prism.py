@@ -5,7 +5,6 @@ a missing one is an isError naming the variable, and bad arguments never reach t
 from __future__ import annotations
 
 import importlib
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -14,18 +13,15 @@ import mcp.types as types
 import pytest
 from mcp import Client
 
+from support.generated import on_path
+
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def petstore(petstore_package: Path) -> Iterator[ModuleType]:
-    sys.path.insert(0, str(petstore_package / "src"))
-    try:
+    with on_path(petstore_package):
         yield importlib.import_module("petstore.server")
-    finally:
-        sys.path.remove(str(petstore_package / "src"))
-        for name in [m for m in sys.modules if m == "petstore" or m.startswith("petstore.")]:
-            del sys.modules[name]
 
 
 def text_of(result: types.CallToolResult) -> str:

@@ -3,8 +3,6 @@ description leaves to the schema, destructive POSTs, no empty `body`, and what t
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,7 +18,8 @@ from codegen.surface.listing import fit_listing, listing_tokens
 from codegen.surface.plans import ToolSpec
 from codegen.surface.profiles.refs import inline_refs
 from codegen.surface.tokens import count_tokens
-from conftest import ROOT, mini_spec, write_spec
+from conftest import mini_spec, write_spec
+from named_specs import named_spec
 
 
 def tools_of(tmp_path: Path, paths: dict[str, Any], **options: Any) -> tuple[dict[str, ToolSpec], list[Any]]:
@@ -354,10 +353,7 @@ def without_prose(node: Any) -> Any:
 def test_github_tools_surface_costs_at_most_350k_tokens_and_loses_no_schema_fact(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    listing = subprocess.run(
-        [sys.executable, str(ROOT / "tools/list-specs"), "--named", "--tsv"], capture_output=True, text=True, check=True
-    )
-    spec = next(line.split("\t")[1] for line in listing.stdout.splitlines() if line.split("\t")[0] == "github")
+    spec = named_spec("github")
     _, tools, problems = analyze(Config(spec=spec))
     assert len(tools) > 1000
     tokens = listing_tokens(tools)  # tools.json exactly as generated

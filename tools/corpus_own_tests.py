@@ -21,17 +21,22 @@ class OwnTestsFailed(Exception):
     """The package's own tests failed (or did not finish); the message is the useful part of pytest's output."""
 
 
+def own_pytest(out: Path, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """pytest (quiet, no cache) with `args` in the folder of the package generated in `out`, its src on PYTHONPATH."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=out,
+        env={**os.environ, "PYTHONPATH": str(out / "src")},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def run_own_tests(out: Path, selection: str = SELECTION, timeout: float = 300) -> int:
     """Run the selected tests of the package generated in `out`; returns how many tools had no sample arguments."""
     try:
-        run = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-k", selection, "tests"],
-            cwd=out,
-            env={**os.environ, "PYTHONPATH": str(out / "src")},
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+        run = own_pytest(out, "-rs", "-k", selection, "tests", timeout=timeout)
     except subprocess.TimeoutExpired:
         raise OwnTestsFailed(f"the package's own tests did not finish within {timeout:.0f} s") from None
     if run.returncode != 0 or " passed" not in run.stdout:

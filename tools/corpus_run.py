@@ -43,6 +43,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from named_specs import named_specs  # tools/named_specs.py
+
 REPO = Path(__file__).resolve().parents[1]
 LIST_SPECS = REPO / "tools" / "list-specs"
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # what MCP clients (and Claude's API) accept as a tool name
@@ -84,23 +86,20 @@ class Failure(Exception):
 def select(args: argparse.Namespace) -> list[str]:
     if args.specs:
         return [str(Path(s).resolve()) for s in args.specs]
+    if args.named:
+        found = named_specs()
+        if not found:
+            raise SystemExit("corpus-run: no corpus: run tools/fetch-corpus")
+        return [path for name, path in found.items() if "all" in args.named or name in args.named]
     cmd = [sys.executable, str(LIST_SPECS), "--set", args.set]
-    if args.named:
-        cmd = [sys.executable, str(LIST_SPECS), "--named", "--tsv"]
-    else:
-        for flag in ("max_ops", "min_ops", "version"):
-            value = getattr(args, flag)
-            if value is not None:
-                cmd += ["--" + flag.replace("_", "-"), str(value)]
-        if args.sample is not None:
-            cmd += ["--sample", str(args.sample), "--seed", str(args.seed)]
+    for flag in ("max_ops", "min_ops", "version"):
+        value = getattr(args, flag)
+        if value is not None:
+            cmd += ["--" + flag.replace("_", "-"), str(value)]
+    if args.sample is not None:
+        cmd += ["--sample", str(args.sample), "--seed", str(args.seed)]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=300).stdout
-    lines = [line for line in out.splitlines() if line.strip()]
-    if args.named:
-        wanted = set(args.named)
-        rows = [line.split("\t") for line in lines]
-        return [row[1] for row in rows if "all" in wanted or row[0] in wanted]
-    return lines
+    return [line for line in out.splitlines() if line.strip()]
 
 
 def short(path: str) -> str:

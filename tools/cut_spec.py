@@ -7,26 +7,18 @@ Shared by the Prism tests of result shaping (tests/test_responses_prism.py) and 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from named_specs import named_spec  # tools/named_specs.py
+
 MAX_NODES = 2_000_000  # nodes walked at most (a document's size bounds it anyway)
 
 
-def named_spec(name: str) -> Path:
-    """The corpus file of a named spec (tools/list-specs --named), the corpus installed first if needed."""
-    subprocess.run([str(ROOT / "tools" / "fetch-corpus")], check=True, capture_output=True, timeout=600)
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "list-specs"), "--named", "--tsv"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    ).stdout
-    return Path(dict(line.split("\t")[:2] for line in out.splitlines() if "\t" in line)[name])
+def named_document(name: str) -> dict[str, Any]:
+    """A named spec of the corpus (tools/list-specs --named), parsed; the corpus installed first if needed."""
+    document: dict[str, Any] = json.loads(Path(named_spec(name, install=True)).read_text(encoding="utf-8"))
+    return document
 
 
 def cut_out(document: dict[str, Any], path: str, method: str = "get") -> dict[str, Any]:
@@ -63,14 +55,14 @@ def cut_out(document: dict[str, Any], path: str, method: str = "get") -> dict[st
 
 def github_issues() -> dict[str, Any]:
     """GitHub's `issues/list-for-repo` (its Link header declared, with an example)."""
-    document = json.loads(named_spec("github").read_text(encoding="utf-8"))
+    document = named_document("github")
     return cut_out(document, "/repos/{owner}/{repo}/issues")
 
 
 def stripe_customers() -> dict[str, Any]:
     """Stripe's `GetCustomers`; the customer schema keeps its members that reference nothing (Prism does not
     start on Stripe's whole schema graph)."""
-    document = json.loads(named_spec("stripe").read_text(encoding="utf-8"))
+    document = named_document("stripe")
     customer = document["components"]["schemas"]["customer"]
     scalar = {k: v for k, v in customer["properties"].items() if "$ref" not in json.dumps(v)}
     small = {k: v for k, v in customer.items() if k not in ("properties", "required", "x-expandableFields")}

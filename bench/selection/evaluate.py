@@ -26,11 +26,13 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
 
 from codegen.config import Config  # noqa: E402
 from codegen.pipeline import analyze  # noqa: E402
 from codegen.surface.search_index import Analyzer, build_index, rank, short_summary  # noqa: E402
 from codegen.surface.plans import ToolSpec  # noqa: E402
+from named_specs import named_specs as spec_paths  # noqa: E402  (tools/named_specs.py)
 
 HERE = Path(__file__).resolve().parent
 HELDOUT = HERE / "heldout"  # tasks written after tuning and never used for it
@@ -48,17 +50,6 @@ class Task:
 def load_tasks(name: str, folder: Path = HERE) -> list[Task]:
     data = yaml.safe_load((folder / f"{name}.yaml").read_text(encoding="utf-8"))
     return [Task(str(t["task"]), frozenset(t["operations"])) for t in data["tasks"]]
-
-
-def spec_paths() -> dict[str, str]:
-    out = subprocess.run(
-        [str(ROOT / "tools" / "list-specs"), "--named", "--tsv"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    ).stdout
-    return {line.split("\t")[0]: line.split("\t")[1] for line in out.splitlines() if "\t" in line}
 
 
 def spec_tools(path: str) -> list[ToolSpec]:

@@ -108,6 +108,12 @@ def meta_tools(index: Mapping[str, Any], api_title: str) -> list[dict[str, Any]]
     api = " ".join(api_title.split())[:80] or "the API"
     name_arg = {"type": "string", "description": "A tool name from search_tools."}
     arguments_arg = {"type": "object", "description": "The tool's arguments, as its inputSchema describes."}
+    call_input = {  # call_tool's and call_read_only_tool's
+        "type": "object",
+        "properties": {"name": name_arg, "arguments": arguments_arg},
+        "required": ["name", "arguments"],
+        "additionalProperties": False,
+    }
     read_only = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True}
     found = {
         "type": "object",
@@ -184,12 +190,7 @@ def meta_tools(index: Mapping[str, Any], api_title: str) -> list[dict[str, Any]]
             "title": "Call a tool",
             "description": "Run a tool found with search_tools: its arguments are checked against its "
             "inputSchema and the API operation is called; the result is the tool's own.",
-            "inputSchema": {
-                "type": "object",
-                "properties": {"name": name_arg, "arguments": arguments_arg},
-                "required": ["name", "arguments"],
-                "additionalProperties": False,
-            },
+            "inputSchema": call_input,
             "annotations": {
                 "title": "Call a tool",
                 "readOnlyHint": False,
@@ -203,12 +204,7 @@ def meta_tools(index: Mapping[str, Any], api_title: str) -> list[dict[str, Any]]
             "title": "Call a read-only tool",
             "description": "Run a read-only tool (one whose annotations say readOnlyHint), as call_tool does; "
             "any other tool is refused: use call_tool for those.",
-            "inputSchema": {
-                "type": "object",
-                "properties": {"name": name_arg, "arguments": arguments_arg},
-                "required": ["name", "arguments"],
-                "additionalProperties": False,
-            },
+            "inputSchema": call_input,
             "annotations": {"title": "Call a read-only tool", **read_only, "openWorldHint": True},
         },
     ]

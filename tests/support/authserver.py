@@ -23,13 +23,15 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs
 
 from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import ECKey, KeySet, RSAKey
+
+from .servers import http_server
 
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
@@ -242,14 +244,6 @@ def _handler(issuer: Issuer) -> type[BaseHTTPRequestHandler]:
 def auth_server(clients: dict[str, str] | None = None) -> Iterator[Issuer]:
     issuer = Issuer(clients=dict(clients or {"test-client": "test-secret", "mcp-server": "server-secret"}))
     issuer.rotate(kind="RSA")
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(issuer))
-    httpd.daemon_threads = True
-    issuer.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    thread.start()
-    try:
+    with http_server(_handler(issuer), poll_interval=0.1) as url:
+        issuer.url = url
         yield issuer
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)

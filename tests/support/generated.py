@@ -2,6 +2,9 @@
 
     package = GeneratedPackage(out_dir)            # adds out_dir/src to sys.path, imports <pkg>.server
     result = package.call(upstream.url, "get_pet", {"petId": 1})   # a CallToolResult
+    handshake = import_from(out_dir, "petstore.handshake")          # one module; sys.path as it was
+    with on_path(out_dir) as name:                                  # a module-scoped fixture's package
+        server = importlib.import_module(f"{name}.server")
 
 Each generated package has its own import name, so several can be loaded in one test session. The server
 forwards to `base_url` with a real httpx client, so a real local upstream sees the real request.
@@ -12,12 +15,38 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import anyio
 import mcp.types as types
 from mcp import Client
+
+
+def import_from(out: Path, module: str) -> ModuleType:
+    """`module` of the package generated under `out`, with out/src on sys.path during the import only."""
+    sys.path.insert(0, str(out / "src"))
+    try:
+        return importlib.import_module(module)
+    finally:
+        sys.path.remove(str(out / "src"))
+
+
+@contextmanager
+def on_path(out: Path) -> Iterator[str]:
+    """out/src on sys.path during the block, which gets the package's name; the package's modules are forgotten
+    after it, so that another package of that name imports afresh."""
+    (name,) = [p.name for p in (out / "src").iterdir() if (p / "__init__.py").exists()]
+    sys.path.insert(0, str(out / "src"))
+    try:
+        yield name
+    finally:
+        sys.path.remove(str(out / "src"))
+        for module in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+            del sys.modules[module]
 
 
 class GeneratedPackage:

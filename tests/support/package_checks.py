@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
+
+from corpus_own_tests import own_pytest  # tools/corpus_own_tests.py (tests/conftest.py puts tools/ on sys.path)
 
 BIN = Path(sys.executable).parent
 
@@ -24,14 +25,7 @@ def assert_package_is_clean(package: Path) -> None:
         timeout=600,
     )
     assert mypy.returncode == 0, mypy.stdout
-    tests = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=package,
-        env={**os.environ, "PYTHONPATH": str(package / "src")},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    tests = own_pytest(package, timeout=600)
     assert tests.returncode == 0 and " passed" in tests.stdout, tests.stdout[-3000:]
 
 

@@ -17,7 +17,9 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from .servers import http_server
 
 MAX_BODY = 64 * 1024 * 1024  # bytes; larger bodies are refused with 413
 MAX_RECORDED = 10_000  # requests kept; older ones are dropped
@@ -166,14 +168,6 @@ def _handler_class(upstream: Upstream) -> type[BaseHTTPRequestHandler]:
 def recording_upstream() -> Iterator[Upstream]:
     """Start a recording server on 127.0.0.1 (free port); stop it when the block ends."""
     upstream = Upstream()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_class(upstream))
-    server.daemon_threads = True
-    upstream.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
+    with http_server(_handler_class(upstream), poll_interval=0.05) as url:
+        upstream.url = url
         yield upstream
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)

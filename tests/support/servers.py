@@ -1,10 +1,15 @@
-"""Starting local servers in tests: a free port on 127.0.0.1, and waiting until a started process listens."""
+"""Starting local servers in tests: a free port on 127.0.0.1, waiting until a started process listens, and an HTTP
+server of the standard library serving in a thread."""
 
 from __future__ import annotations
 
 import socket
 import subprocess
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 def free_port() -> int:
@@ -23,3 +28,18 @@ def wait_until_listening(proc: subprocess.Popen[bytes], port: int, timeout: floa
         assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
         time.sleep(0.1)
     raise AssertionError(f"nothing listens on 127.0.0.1:{port} after {timeout} s")
+
+
+@contextmanager
+def http_server(handler: type[BaseHTTPRequestHandler], poll_interval: float = 0.5) -> Iterator[str]:
+    """`handler` served on 127.0.0.1 (a free port) from a thread while the block runs; the block gets the URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": poll_interval}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
