@@ -75,7 +75,7 @@ def ours(tools: list[ToolSpec], tasks: list[Task], index: dict[str, Any] | None 
     index = index or build_index(tools)
     analyzer = Analyzer()
     operations = [doc["operation"] for doc in index["tools"]]
-    return [[operations[i] for i in rank(index, analyzer.stems(task.text), 5)] for task in tasks]
+    return [[operations[i] for i in rank(index, analyzer.query(task.text), 5)] for task in tasks]
 
 
 def baseline(tools: list[ToolSpec], tasks: list[Task]) -> list[list[str]]:

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .plans import ToolSpec
+from .search_query import value_kinds
 from .vocabulary import SYNONYM_WEIGHT, expand_phrases, synonyms
 
 FORMAT = 1
@@ -42,6 +43,11 @@ FIELD_WEIGHTS: Mapping[str, float] = {
 }
 PREFIX_WEIGHT = 0.5  # a query stem that is a prefix of an indexed stem (or the reverse): repo ~ repositori
 PREFIX_MIN = 4  # characters both need for that
+# Second stage: of the first RERANK_DEPTH tools, those whose resource (the last named segment of the path,
+# and for /things/{id}/sub the thing it belongs to) is among the query's words (typed, prefix or thesaurus)
+# score RESOURCE_BONUS more: "delete the comment" prefers .../comments/{id} to .../comments/{id}/reactions.
+RERANK_DEPTH = 30
+RESOURCE_BONUS = 0.2
 
 # The words a user says for what an HTTP method does, by the shape of the path: a collection
 # (/customers), one item (/customers/{id}) or an action on an item (/invoices/{id}/send).
@@ -71,11 +77,15 @@ METHOD_WORDS: Mapping[tuple[str, str], str] = {
     ("DELETE", "action"): _REMOVE,
 }
 
-# English words that carry no meaning for ranking (kept out of the index, so they never match).
+# English words that carry no meaning for ranking (kept out of the index, so they never match): function
+# words and the fillers of a request ("please", "I want"). Not the words that say what to do or which
+# (what, which, who, all, any, new, now, up, out, off: the method's words and the thesaurus use them).
 STOPWORDS = frozenset(
-    """a an and are as at be been but by can could do does for from has have he her him his how i if in
-    into is it its me my of on or our should so than that the their them then there these they this those to
-    us was we were when where while whom why will with would you your""".split()
+    """a about above after against also am an and are as at be because been before being below both but by
+    can could did do does doing during each few for from further has have having he her here hers him his how
+    i if in into is it its just let me more most my nor of on once only or other our ours please same should
+    need so some such than that the their theirs them then there these they this those to too us very want was we
+    were when where while whom why will with would you your yours""".split()
 )
 
 _TAG = re.compile(r"<[^>]{0,200}>")
@@ -102,6 +112,10 @@ class Analyzer:
         if found is None:
             found = self._texts[text] = tuple(self._stems(text))
         return list(found)
+
+    def query(self, text: str) -> list[str]:
+        """A query's stems: its words', then the kind of each value it quotes (search_query.value_kinds)."""
+        return self.stems(text) + [stem for kind in value_kinds(text) for stem in self.stems(kind)]
 
     def _stems(self, text: str) -> list[str]:
         out = []
@@ -183,6 +197,23 @@ def path_shape(path: str) -> str:
     return "action" if any(s.startswith("{") for s in segments[:-1]) else "collection"
 
 
+def resource(path: str) -> str:
+    """The words of what the operation acts on: the path's last named segment (/repos/{owner}/{repo} ->
+    "repos"), and for a sub-collection or an action (/issues/{number}/comments, /invoices/{id}/send) also
+    the named segment before the parameter (the thing it belongs to). Version segments (v1, api) are skipped."""
+    named = [
+        (i, s)
+        for i, s in enumerate(segment for segment in path.split("/") if segment)
+        if not s.startswith("{") and not re.fullmatch(r"v\d+(\.\d+)*|api", s, re.IGNORECASE)
+    ]
+    if not named:
+        return ""
+    words = [named[-1][1]]
+    if path_shape(path) == "action" and len(named) > 1:
+        words.insert(0, named[-2][1])
+    return " ".join(words)
+
+
 def _fields(tool: ToolSpec) -> dict[str, str]:
     op = tool.operation
     path = " ".join(s for s in re.split(r"[/.]", op.path) if s and not s.startswith("{"))
@@ -244,6 +275,7 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
         "stopwords": sorted(STOPWORDS),
         "prefix": {"weight": PREFIX_WEIGHT, "min": PREFIX_MIN},
         "synonyms": {"weight": SYNONYM_WEIGHT, "phrases": phrases},
+        "rerank": {"depth": RERANK_DEPTH, "bonus": RESOURCE_BONUS},
         "tools": [
             {
                 "name": tool.name,
@@ -252,6 +284,7 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
                 "summary": short_summary(tool),
                 "group": group,
                 "tags": list(tool.operation.tags),
+                "resource": sorted(set(analyzer.stems(resource(tool.operation.path)))),
             }
             for tool, group in zip(tools, groups)
         ],
@@ -291,10 +324,28 @@ def rank(index: Mapping[str, Any], stems: Iterable[str], limit: int) -> list[int
     the benchmark uses it without generating a package)."""
     scores: Counter[int] = Counter()
     terms = index["terms"]
-    for stem, factor in expand(terms, list(stems), index.get("synonyms")).items():
+    expanded = expand(terms, list(stems), index.get("synonyms"))
+    for stem, factor in expanded.items():
         postings = terms.get(stem)
         if postings:
             for doc, weight in zip(postings[0], postings[1]):
                 scores[doc] += weight * factor
-    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    ranked = rerank(index, sorted(scores.items(), key=lambda item: (-item[1], item[0])), expanded)
     return [doc for doc, _ in ranked[:limit]]
+
+
+def rerank(
+    index: Mapping[str, Any], ranked: list[tuple[int, float]], expanded: Mapping[str, float]
+) -> list[tuple[int, float]]:
+    """The second stage: the first `depth` tools again, a tool whose resource words the query names (any of
+    `expanded`) scoring `bonus` more; the others keep their order after them."""
+    config = index.get("rerank") or {}
+    depth, bonus = int(config.get("depth", 0)), float(config.get("bonus", 0))
+    if depth <= 0 or bonus <= 0:
+        return ranked
+    tools = index["tools"]
+    head = [
+        (doc, score * (1.0 + bonus) if any(stem in expanded for stem in tools[doc].get("resource", ())) else score)
+        for doc, score in ranked[:depth]
+    ]
+    return sorted(head, key=lambda item: (-item[1], item[0])) + ranked[depth:]
