@@ -21,7 +21,8 @@ from codegen.config import Config
 from codegen.configfile import build_config
 from codegen.pipeline import analyze, generate
 from codegen.surface.discovery import MAX_TOOLS, META_NAMES, choose, meta_tools
-from codegen.surface.search_index import Analyzer, build_index, rank, resource
+from codegen.surface.search_index import Analyzer, build_index, resource
+from codegen.surface.search_rank import rank
 from codegen.surface.search_query import value_kinds
 from codegen.surface.tokens import listing_tokens
 from codegen.surface.plans import ToolSpec

@@ -29,7 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from codegen.config import Config  # noqa: E402
 from codegen.pipeline import analyze  # noqa: E402
-from codegen.surface.search_index import Analyzer, build_index, rank, short_summary  # noqa: E402
+from codegen.surface.search_index import Analyzer, build_index, short_summary  # noqa: E402
+from codegen.surface.search_rank import rank  # noqa: E402
 from codegen.surface.plans import ToolSpec  # noqa: E402
 
 HERE = Path(__file__).resolve().parent

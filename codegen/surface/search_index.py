@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .plans import ToolSpec
 from .search_query import value_kinds
-from .vocabulary import SYNONYM_WEIGHT, expand_phrases, synonyms
+from .vocabulary import SYNONYM_WEIGHT, synonyms
 
 FORMAT = 1
 SCALE = 100  # weights are stored as integers: round(weight * SCALE)
@@ -43,11 +43,15 @@ FIELD_WEIGHTS: Mapping[str, float] = {
 }
 PREFIX_WEIGHT = 0.5  # a query stem that is a prefix of an indexed stem (or the reverse): repo ~ repositori
 PREFIX_MIN = 4  # characters both need for that
-# Second stage: of the first RERANK_DEPTH tools, those whose resource (the last named segment of the path,
-# and for /things/{id}/sub the thing it belongs to) is among the query's words (typed, prefix or thesaurus)
-# score RESOURCE_BONUS more: "delete the comment" prefers .../comments/{id} to .../comments/{id}/reactions.
+# Second stage (search_rank.rerank), over the first RERANK_DEPTH tools: those whose resource (the last named
+# segment of the path, and for /things/{id}/sub the thing it belongs to) is among the query's words (typed,
+# prefix or thesaurus) score RESOURCE_BONUS more ("delete the comment" prefers .../comments/{id} to
+# .../comments/{id}/reactions), and a tool scores up to COVERAGE_SHARE more for the share of the query's words
+# found in what it is (name, title, summary, path, its method's verbs) rather than in its description.
 RERANK_DEPTH = 30
 RESOURCE_BONUS = 0.2
+COVERAGE_SHARE = 0.3
+IDENTITY_FIELDS = ("name", "title", "summary", "path")  # with the method's verbs, shipped once per verb list
 
 # The words a user says for what an HTTP method does, by the shape of the path: a collection
 # (/customers), one item (/customers/{id}) or an action on an item (/invoices/{id}/send).
@@ -269,13 +273,16 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
             terms[term] = [[doc for doc, _ in pairs], [w for _, w in pairs]]
     groups = [group_of(tool) for tool in tools]
     phrases = synonyms(terms, analyzer.stems)
+    verbs = sorted({f["method"] for f in fields})
+    verb_number = {text: number for number, text in enumerate(verbs)}
     return {
         "format": FORMAT,
         "scale": SCALE,
         "stopwords": sorted(STOPWORDS),
         "prefix": {"weight": PREFIX_WEIGHT, "min": PREFIX_MIN},
         "synonyms": {"weight": SYNONYM_WEIGHT, "phrases": phrases},
-        "rerank": {"depth": RERANK_DEPTH, "bonus": RESOURCE_BONUS},
+        "rerank": {"depth": RERANK_DEPTH, "resource": RESOURCE_BONUS, "coverage": COVERAGE_SHARE},
+        "verbs": [sorted(set(analyzer.stems(text))) for text in verbs],
         "tools": [
             {
                 "name": tool.name,
@@ -284,9 +291,11 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
                 "summary": short_summary(tool),
                 "group": group,
                 "tags": list(tool.operation.tags),
-                "resource": sorted(set(analyzer.stems(resource(tool.operation.path)))),
+                "resource": " ".join(sorted(set(analyzer.stems(resource(tool.operation.path))))),
+                "words": " ".join(sorted({stem for field in IDENTITY_FIELDS for stem in analyzer.stems(f[field])})),
+                "verbs": verb_number[f["method"]],
             }
-            for tool, group in zip(tools, groups)
+            for tool, group, f in zip(tools, groups, fields)
         ],
         "terms": terms,
     }
@@ -296,56 +305,3 @@ def group_counts(index: Mapping[str, Any]) -> list[tuple[str, int]]:
     """(group, number of tools) by count, then name."""
     counts = Counter(str(doc["group"]) for doc in index["tools"])
     return sorted(counts.items(), key=lambda item: (-item[1], item[0].lower(), item[0]))
-
-
-def expand(terms: Iterable[str], stems: Sequence[str], phrases: Mapping[str, Any] | None = None) -> dict[str, float]:
-    """Query stems -> indexed stems with how much each counts: a stem the query has 1, an indexed stem it is
-    a prefix of (or the reverse: repo ~ repositori) 0.5, a stem one of the query's thesaurus phrases stands
-    for (vocabulary.py) its weight. Each piece of evidence adds: a stem two query words lead to counts twice."""
-    vocabulary = list(terms)
-    said = sorted(set(stems))
-    out: dict[str, float] = {}
-    for stem in said:
-        out[stem] = out.get(stem, 0.0) + 1.0
-        if len(stem) < PREFIX_MIN:
-            continue
-        for term in vocabulary:
-            if term != stem and (term.startswith(stem) or (len(term) >= PREFIX_MIN and stem.startswith(term))):
-                out[term] = out.get(term, 0.0) + PREFIX_WEIGHT
-    if phrases:
-        share = float(phrases["weight"])
-        for term in expand_phrases(said, phrases["phrases"]):
-            out[term] = out.get(term, 0.0) + share
-    return out
-
-
-def rank(index: Mapping[str, Any], stems: Iterable[str], limit: int) -> list[int]:
-    """Document numbers, best first, for query stems (the generation-side twin of search.py's ranking;
-    the benchmark uses it without generating a package)."""
-    scores: Counter[int] = Counter()
-    terms = index["terms"]
-    expanded = expand(terms, list(stems), index.get("synonyms"))
-    for stem, factor in expanded.items():
-        postings = terms.get(stem)
-        if postings:
-            for doc, weight in zip(postings[0], postings[1]):
-                scores[doc] += weight * factor
-    ranked = rerank(index, sorted(scores.items(), key=lambda item: (-item[1], item[0])), expanded)
-    return [doc for doc, _ in ranked[:limit]]
-
-
-def rerank(
-    index: Mapping[str, Any], ranked: list[tuple[int, float]], expanded: Mapping[str, float]
-) -> list[tuple[int, float]]:
-    """The second stage: the first `depth` tools again, a tool whose resource words the query names (any of
-    `expanded`) scoring `bonus` more; the others keep their order after them."""
-    config = index.get("rerank") or {}
-    depth, bonus = int(config.get("depth", 0)), float(config.get("bonus", 0))
-    if depth <= 0 or bonus <= 0:
-        return ranked
-    tools = index["tools"]
-    head = [
-        (doc, score * (1.0 + bonus) if any(stem in expanded for stem in tools[doc].get("resource", ())) else score)
-        for doc, score in ranked[:depth]
-    ]
-    return sorted(head, key=lambda item: (-item[1], item[0])) + ranked[depth:]
