@@ -82,14 +82,15 @@ METHOD_WORDS: Mapping[tuple[str, str], str] = {
 }
 
 # English words that carry no meaning for ranking (kept out of the index, so they never match): function
-# words and the fillers of a request ("please", "I want"). Not the words that say what to do or which
-# (what, which, who, all, any, new, now, up, out, off: the method's words and the thesaurus use them).
+# words, the fillers of a request ("please", "I want") and the words that introduce a value ("a team called
+# platform"). Not the words that say what to do or whose (what, which, who, all, any, new, now, up, out, off,
+# my: the method's words and the thesaurus use them).
 STOPWORDS = frozenset(
     """a about above after against also am an and are as at be because been before being below both but by called
-    can could did do does doing during each few for from further has have having he her here hers him his how
-    i if in into is it its just let me more most my named nor of on once only or other our ours please same should
-    need so some such than that the their theirs them then there these they this those to titled too us very want was we
-    were when where while whom why will with would you your yours""".split()
+    can could did do does doing during each few for from further has have having he her here hers him his how i
+    if in into is it its just let me more most named need nor of on once only or other our ours please same
+    should so some such than that the their theirs them then there these they this those titled to too us
+    very want was we were when where while whom why will with would you your yours""".split()
 )
 
 _TAG = re.compile(r"<[^>]{0,200}>")
