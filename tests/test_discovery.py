@@ -23,6 +23,7 @@ from codegen.pipeline import analyze, generate
 from codegen.surface.discovery import MAX_TOOLS, META_NAMES, choose, meta_tools
 from codegen.surface.search_index import Analyzer, build_index, resource
 from codegen.surface.search_rank import rank
+from codegen.surface import search_query
 from codegen.surface.search_query import value_kinds
 from codegen.surface.tokens import listing_tokens
 from codegen.surface.plans import ToolSpec
@@ -212,6 +213,7 @@ VALUE_QUERIES = [
     "show me src/app.py and README.md",
     "open (config.yml), then docs/index.html.",
     "see example.com or chat.postMessage, v1.2 and e.g. 3.14",
+    "call users.info, conversations.list and pins.add",
 ]
 
 
@@ -220,9 +222,9 @@ def test_values_add_their_kind_and_resources_name_what_a_path_acts_on() -> None:
     assert value_kinds(VALUE_QUERIES[1]) == ["url"]
     assert value_kinds(VALUE_QUERIES[2]) == ["file", "file"]
     assert value_kinds(VALUE_QUERIES[3]) == ["file", "file"]
-    assert value_kinds(VALUE_QUERIES[4]) == [
-        "url"
-    ]  # a host; a method name, a version, e.g. and a number are not values
+    # a host is a URL; a method name, a version, "e.g." and a number are no values
+    assert value_kinds(VALUE_QUERIES[4]) == ["url"]
+    assert value_kinds(VALUE_QUERIES[5]) == []
     assert value_kinds("x@y.z " * 50) == ["email"] * 20  # bounded
     assert Analyzer().query("open src/app.py") == ["open", "src", "app", "py", "file"]
     assert resource("/repos/{owner}/{repo}") == "repos"
@@ -242,6 +244,8 @@ def test_generated_search_stems_and_ranks_as_the_generator(discovery_package: di
         assert index.stems(text) == analyzer.stems(text), text
     for text in VALUE_QUERIES:
         assert index.query(text) == analyzer.query(text), text
+    for name in ("EMAIL", "URL", "FILE", "EXTENSIONS", "DOMAINS", "PUNCTUATION", "MAX_VALUES"):
+        assert getattr(search, f"_{name}") == getattr(search_query, name), name
     for query in ("find a pet by its id", "delete the order", "log the user out", "upload an image"):
         found, total = index.search(query, 8)
         expected = rank(data, analyzer.query(query), 8)

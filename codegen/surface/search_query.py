@@ -13,10 +13,15 @@ import re
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://\S+")
-# a file name: a name of two characters or more and an extension that starts with a letter (config.yml,
-# src/app.py, README.md), not a version (v1.2) nor an RPC method name (chat.postMessage: over 5 characters)
-FILE = re.compile(r"(?:[\w.-]*/)*[\w-]{2,}\.[A-Za-z][A-Za-z0-9]{0,4}")
-DOMAINS = frozenset("com org net io dev co ai app edu gov info biz".split())  # example.com: a host, not a file
+# a file name: a name of two characters or more and a common file extension (config.yml, src/app.py, README.md);
+# not a version (v1.2) nor an RPC method name (conversations.list, chat.postMessage)
+FILE = re.compile(r"(?:[\w.-]*/)*[\w-]{2,}\.([A-Za-z0-9]{1,5})")
+EXTENSIONS = frozenset(
+    """7z avi bat bmp c cfg conf cpp cs css csv doc docx gif go gz h heic html ico ini ipynb jar java jpeg jpg js
+    json jsx kt m4a md mov mp3 mp4 odt pdf pem php png ppt pptx proto ps1 py rb rs rtf scss sh sql svg swift tar
+    tex tgz tif tiff toml ts tsv tsx txt vue wav webm webp xls xlsx xml yaml yml zip""".split()
+)
+DOMAINS = frozenset("com org net io dev co ai edu gov".split())  # example.com: a host, not a file
 PUNCTUATION = ".,;:!?()[]{}<>\"'`“”‘’"
 MAX_VALUES = 20  # kinds read from one query
 
@@ -25,13 +30,21 @@ def value_kinds(text: str) -> list[str]:
     """The kind ("email", "url" or "file") of each value-like token of `text`, in order."""
     kinds: list[str] = []
     for token in text.split():
-        core = token.strip(PUNCTUATION)
-        if EMAIL.fullmatch(core):
-            kinds.append("email")
-        elif URL.fullmatch(core):
-            kinds.append("url")
-        elif FILE.fullmatch(core):
-            kinds.append("url" if core.rsplit(".", 1)[1].lower() in DOMAINS else "file")
-        if len(kinds) >= MAX_VALUES:
-            break
+        kind = _kind(token.strip(PUNCTUATION))
+        if kind:
+            kinds.append(kind)
+            if len(kinds) >= MAX_VALUES:
+                break
     return kinds
+
+
+def _kind(token: str) -> str | None:
+    if EMAIL.fullmatch(token):
+        return "email"
+    if URL.fullmatch(token):
+        return "url"
+    found = FILE.fullmatch(token)
+    extension = found.group(1).lower() if found else ""
+    if extension in DOMAINS:
+        return "url"
+    return "file" if extension in EXTENSIONS else None
