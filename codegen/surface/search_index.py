@@ -6,7 +6,8 @@ field is scored with BM25 on its own (bm25s computes the weights) and the field 
 a weight per field, so a word in the name counts more than the same word deep in a description. Words
 are stemmed with the Snowball English stemmer; the generated server stems a query the same way
 (templates/search.py.jinja) and only sums the precomputed weights of its stems: no ranking library,
-no numpy, nothing computed at start-up.
+no numpy, nothing computed at start-up. Each tool also carries what the second stage reads (its resource
+words and the words that say what it is, search_rank.rerank), the method's verbs once per distinct list.
 
 Pure: the same tools give byte-identical data (terms and postings sorted, weights rounded to integers).
 """
