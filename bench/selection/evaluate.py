@@ -30,7 +30,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from codegen.config import Config  # noqa: E402
 from codegen.pipeline import analyze  # noqa: E402
-from codegen.surface.search_index import Analyzer, build_index, rank, short_summary  # noqa: E402
+from codegen.surface.search_index import Analyzer, build_index, short_summary  # noqa: E402
+from codegen.surface.search_rank import rank  # noqa: E402
 from codegen.surface.plans import ToolSpec  # noqa: E402
 from named_specs import named_specs as spec_paths  # noqa: E402  (tools/named_specs.py)
 
@@ -66,7 +67,7 @@ def ours(tools: list[ToolSpec], tasks: list[Task], index: dict[str, Any] | None 
     index = index or build_index(tools)
     analyzer = Analyzer()
     operations = [doc["operation"] for doc in index["tools"]]
-    return [[operations[i] for i in rank(index, analyzer.stems(task.text), 5)] for task in tasks]
+    return [[operations[i] for i in rank(index, analyzer.query(task.text), 5)] for task in tasks]
 
 
 def baseline(tools: list[ToolSpec], tasks: list[Task]) -> list[list[str]]:

@@ -6,7 +6,8 @@ field is scored with BM25 on its own (bm25s computes the weights) and the field 
 a weight per field, so a word in the name counts more than the same word deep in a description. Words
 are stemmed with the Snowball English stemmer; the generated server stems a query the same way
 (templates/search.py.jinja) and only sums the precomputed weights of its stems: no ranking library,
-no numpy, nothing computed at start-up.
+no numpy, nothing computed at start-up. Each tool also carries what the second stage reads (its resource
+words and the words that say what it is, search_rank.rerank), the method's verbs once per distinct list.
 
 Pure: the same tools give byte-identical data (terms and postings sorted, weights rounded to integers).
 """
@@ -15,11 +16,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .plans import ToolSpec
-from .vocabulary import SYNONYM_WEIGHT, expand_phrases, synonyms
+from .search_query import value_kinds
+from .vocabulary import SYNONYM_WEIGHT, synonyms
 
 FORMAT = 1
 SCALE = 100  # weights are stored as integers: round(weight * SCALE)
@@ -42,6 +44,15 @@ FIELD_WEIGHTS: Mapping[str, float] = {
 }
 PREFIX_WEIGHT = 0.5  # a query stem that is a prefix of an indexed stem (or the reverse): repo ~ repositori
 PREFIX_MIN = 4  # characters both need for that
+# Second stage (search_rank.rerank), over the first RERANK_DEPTH tools: those whose resource (the last named
+# segment of the path, and for /things/{id}/sub the thing it belongs to) is among the query's words (typed,
+# prefix or thesaurus) score RESOURCE_BONUS more ("delete the comment" prefers .../comments/{id} to
+# .../comments/{id}/reactions), and a tool scores up to COVERAGE_SHARE more for the share of the query's words
+# found in what it is (name, title, summary, path, its method's verbs) rather than in its description.
+RERANK_DEPTH = 30
+RESOURCE_BONUS = 0.2
+COVERAGE_SHARE = 0.3
+IDENTITY_FIELDS = ("name", "title", "summary", "path")  # with the method's verbs, shipped once per verb list
 
 # The words a user says for what an HTTP method does, by the shape of the path: a collection
 # (/customers), one item (/customers/{id}) or an action on an item (/invoices/{id}/send).
@@ -71,11 +82,16 @@ METHOD_WORDS: Mapping[tuple[str, str], str] = {
     ("DELETE", "action"): _REMOVE,
 }
 
-# English words that carry no meaning for ranking (kept out of the index, so they never match).
+# English words that carry no meaning for ranking (kept out of the index, so they never match): function
+# words, the fillers of a request ("please", "I want") and the words that introduce a value ("a team called
+# platform"). Not the words that say what to do or whose (what, which, who, all, any, new, now, up, out, off,
+# my: the method's words and the thesaurus use them).
 STOPWORDS = frozenset(
-    """a an and are as at be been but by can could do does for from has have he her him his how i if in
-    into is it its me my of on or our should so than that the their them then there these they this those to
-    us was we were when where while whom why will with would you your""".split()
+    """a about above after against also am an and are as at be because been before being below both but by called
+    can could did do does doing during each few for from further has have having he her here hers him his how i
+    if in into is it its just let me more most named need nor of on once only or other our ours please same
+    should so some such than that the their theirs them then there these they this those titled to too us
+    very want was we were when where while whom why will with would you your yours""".split()
 )
 
 _TAG = re.compile(r"<[^>]{0,200}>")
@@ -102,6 +118,10 @@ class Analyzer:
         if found is None:
             found = self._texts[text] = tuple(self._stems(text))
         return list(found)
+
+    def query(self, text: str) -> list[str]:
+        """A query's stems: its words', then the kind of each value it quotes (search_query.value_kinds)."""
+        return self.stems(text) + [stem for kind in value_kinds(text) for stem in self.stems(kind)]
 
     def _stems(self, text: str) -> list[str]:
         out = []
@@ -183,6 +203,23 @@ def path_shape(path: str) -> str:
     return "action" if any(s.startswith("{") for s in segments[:-1]) else "collection"
 
 
+def resource(path: str) -> str:
+    """The words of what the operation acts on: the path's last named segment (/repos/{owner}/{repo} ->
+    "repos"), and for a sub-collection or an action (/issues/{number}/comments, /invoices/{id}/send) also
+    the named segment before the parameter (the thing it belongs to). Version segments (v1, api) are skipped."""
+    named = [
+        (i, s)
+        for i, s in enumerate(segment for segment in path.split("/") if segment)
+        if not s.startswith("{") and not re.fullmatch(r"v\d+(\.\d+)*|api", s, re.IGNORECASE)
+    ]
+    if not named:
+        return ""
+    words = [named[-1][1]]
+    if path_shape(path) == "action" and len(named) > 1:
+        words.insert(0, named[-2][1])
+    return " ".join(words)
+
+
 def _fields(tool: ToolSpec) -> dict[str, str]:
     op = tool.operation
     path = " ".join(s for s in re.split(r"[/.]", op.path) if s and not s.startswith("{"))
@@ -238,12 +275,16 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
             terms[term] = [[doc for doc, _ in pairs], [w for _, w in pairs]]
     groups = [group_of(tool) for tool in tools]
     phrases = synonyms(terms, analyzer.stems)
+    verbs = sorted({f["method"] for f in fields})
+    verb_number = {text: number for number, text in enumerate(verbs)}
     return {
         "format": FORMAT,
         "scale": SCALE,
         "stopwords": sorted(STOPWORDS),
         "prefix": {"weight": PREFIX_WEIGHT, "min": PREFIX_MIN},
         "synonyms": {"weight": SYNONYM_WEIGHT, "phrases": phrases},
+        "rerank": {"depth": RERANK_DEPTH, "resource": RESOURCE_BONUS, "coverage": COVERAGE_SHARE},
+        "verbs": [sorted(set(analyzer.stems(text))) for text in verbs],
         "tools": [
             {
                 "name": tool.name,
@@ -252,8 +293,11 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
                 "summary": short_summary(tool),
                 "group": group,
                 "tags": list(tool.operation.tags),
+                "resource": " ".join(sorted(set(analyzer.stems(resource(tool.operation.path))))),
+                "words": " ".join(sorted({stem for field in IDENTITY_FIELDS for stem in analyzer.stems(f[field])})),
+                "verbs": verb_number[f["method"]],
             }
-            for tool, group in zip(tools, groups)
+            for tool, group, f in zip(tools, groups, fields)
         ],
         "terms": terms,
     }
@@ -263,38 +307,3 @@ def group_counts(index: Mapping[str, Any]) -> list[tuple[str, int]]:
     """(group, number of tools) by count, then name."""
     counts = Counter(str(doc["group"]) for doc in index["tools"])
     return sorted(counts.items(), key=lambda item: (-item[1], item[0].lower(), item[0]))
-
-
-def expand(terms: Iterable[str], stems: Sequence[str], phrases: Mapping[str, Any] | None = None) -> dict[str, float]:
-    """Query stems -> indexed stems with how much each counts: a stem the query has 1, an indexed stem it is
-    a prefix of (or the reverse: repo ~ repositori) 0.5, a stem one of the query's thesaurus phrases stands
-    for (vocabulary.py) its weight. Each piece of evidence adds: a stem two query words lead to counts twice."""
-    vocabulary = list(terms)
-    said = sorted(set(stems))
-    out: dict[str, float] = {}
-    for stem in said:
-        out[stem] = out.get(stem, 0.0) + 1.0
-        if len(stem) < PREFIX_MIN:
-            continue
-        for term in vocabulary:
-            if term != stem and (term.startswith(stem) or (len(term) >= PREFIX_MIN and stem.startswith(term))):
-                out[term] = out.get(term, 0.0) + PREFIX_WEIGHT
-    if phrases:
-        share = float(phrases["weight"])
-        for term in expand_phrases(said, phrases["phrases"]):
-            out[term] = out.get(term, 0.0) + share
-    return out
-
-
-def rank(index: Mapping[str, Any], stems: Iterable[str], limit: int) -> list[int]:
-    """Document numbers, best first, for query stems (the generation-side twin of search.py's ranking;
-    the benchmark uses it without generating a package)."""
-    scores: Counter[int] = Counter()
-    terms = index["terms"]
-    for stem, factor in expand(terms, list(stems), index.get("synonyms")).items():
-        postings = terms.get(stem)
-        if postings:
-            for doc, weight in zip(postings[0], postings[1]):
-                scores[doc] += weight * factor
-    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-    return [doc for doc, _ in ranked[:limit]]

@@ -3,12 +3,12 @@
 A line `issue <- bug, ticket` says a query's "bug" or "ticket" should also find the tools about issues.
 `synonyms` keeps the lines that fit one API (every word on the left is in its index) and turns them into
 the data search.json ships: query phrase (its stems, space-joined) -> the API stems it also looks for.
-The generated search.py and `search_index.expand` apply it the same way; nothing here runs at start-up.
+The generated search.py and `search_rank.expand` apply it the same way; nothing here runs at start-up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.resources import files
@@ -56,17 +56,3 @@ def synonyms(
             if 0 < len(key) <= MAX_PHRASE:
                 out.setdefault(" ".join(key), set()).update(t for t in targets if t not in key)
     return {key: sorted(values) for key, values in sorted(out.items()) if values}
-
-
-def expand_phrases(stems: Collection[str], phrases: Mapping[str, Iterable[str]]) -> list[str]:
-    """The API stems the query's phrases stand for, other than stems the query has, once per phrase that leads
-    to one, in the phrases' order (a phrase counts when the query has all its words, in any order). The caller
-    adds the synonym weight for each, in this order, as the generated search.py does (the same float sums)."""
-    said = set(stems)
-    return [
-        target
-        for phrase, targets in phrases.items()
-        if all(stem in said for stem in phrase.split(" "))
-        for target in targets
-        if target not in said
-    ]

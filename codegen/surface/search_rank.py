@@ -1,0 +1,102 @@
+"""Ranking over a search index (search_index.build_index's data): the generation-side twin of the generated
+search.py, which ranks exactly the same way (tested); the benchmark uses it without generating a package.
+
+First stage: each tool's score is the sum of its weights for the query's stems (a stem the query has counts
+1, an indexed stem it is a prefix of, or the reverse, the prefix weight, a stem one of the query's thesaurus
+phrases stands for the synonym weight; evidence adds up). Second stage, over the first `depth` tools: a tool
+whose resource (the path's last named segment, and what a sub-collection belongs to) the query names scores
+`resource` more, and a tool scores up to `coverage` more for the share of the query's words that say what it
+is: its name, title, summary, path or the verbs of its method, directly or through a prefix or the thesaurus.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+
+def expand(index: Mapping[str, Any], stems: Iterable[str]) -> tuple[dict[str, float], dict[str, set[str]]]:
+    """Query stems -> the indexed stems to look up with how much each counts, and for each query stem the
+    indexed stems it leads to (itself, its prefix relatives, what the phrases it is part of stand for)."""
+    terms: Mapping[str, Any] = index["terms"]
+    prefix = index.get("prefix", {})
+    weight, shortest = float(prefix.get("weight", 0)), int(prefix.get("min", 4))
+    said = sorted(set(stems))
+    out: dict[str, float] = {}
+    reach: dict[str, set[str]] = {stem: {stem} for stem in said}
+    for stem in said:
+        out[stem] = out.get(stem, 0.0) + 1.0
+        if weight <= 0 or len(stem) < shortest:
+            continue
+        for term in terms:
+            if term != stem and (term.startswith(stem) or (len(term) >= shortest and stem.startswith(term))):
+                out[term] = out.get(term, 0.0) + weight
+                reach[stem].add(term)
+    synonyms = index.get("synonyms", {})
+    share = float(synonyms.get("weight", 0))
+    for phrase, targets in synonyms.get("phrases", {}).items() if share > 0 else ():
+        words = phrase.split(" ")
+        if all(word in reach for word in words):
+            for target in targets:
+                if target not in reach:
+                    out[target] = out.get(target, 0.0) + share
+                    for word in words:
+                        reach[word].add(target)
+    return out, reach
+
+
+def scores(
+    index: Mapping[str, Any], expanded: Mapping[str, float], allowed: set[int] | None = None
+) -> dict[int, float]:
+    """First stage: tool -> the sum of its weights for the expanded query (only `allowed` tools, when given)."""
+    out: dict[int, float] = {}
+    terms: Mapping[str, Any] = index["terms"]
+    for stem, share in expanded.items():
+        postings = terms.get(stem)
+        if not postings:
+            continue
+        for doc, weight in zip(postings[0], postings[1]):
+            if allowed is None or doc in allowed:
+                out[doc] = out.get(doc, 0.0) + weight * share
+    return out
+
+
+def rerank(
+    index: Mapping[str, Any],
+    ranked: list[tuple[int, float]],
+    expanded: Mapping[str, float],
+    reach: Mapping[str, set[str]],
+) -> list[tuple[int, float]]:
+    """Second stage: the first `depth` tools scored again (resource named, share of the query covered); the
+    others keep their order after them."""
+    config = index.get("rerank") or {}
+    depth, bonus, share = (
+        int(config.get("depth", 0)),
+        float(config.get("resource", 0)),
+        float(config.get("coverage", 0)),
+    )
+    if depth <= 0:
+        return ranked
+    tools: list[Mapping[str, Any]] = index["tools"]
+    verbs: list[list[str]] = index.get("verbs", [])
+    head = []
+    for doc, score in ranked[:depth]:
+        tool = tools[doc]
+        if bonus > 0 and any(stem in expanded for stem in str(tool.get("resource", "")).split()):
+            score *= 1.0 + bonus
+        if share > 0 and reach:
+            words = set(str(tool.get("words", "")).split())
+            verb = tool.get("verbs")
+            if isinstance(verb, int) and 0 <= verb < len(verbs):
+                words.update(verbs[verb])
+            covered = sum(1 for found in reach.values() if not found.isdisjoint(words))
+            score *= 1.0 + share * covered / len(reach)
+        head.append((doc, score))
+    return sorted(head, key=lambda item: (-item[1], item[0])) + ranked[depth:]
+
+
+def rank(index: Mapping[str, Any], stems: Iterable[str], limit: int) -> list[int]:
+    """Tool numbers, best first, for a query's stems (search_index.Analyzer.query)."""
+    expanded, reach = expand(index, stems)
+    ranked = sorted(scores(index, expanded).items(), key=lambda item: (-item[1], item[0]))
+    return [doc for doc, _ in rerank(index, ranked, expanded, reach)[:limit]]
