@@ -2,7 +2,7 @@
 
 Each tool is a document with fields: its name, title, summary, description, tags, path, parameter names
 (with their enum values) and the words its HTTP method stands for (create/add/new for POST, ...). Every
-field is scored with BM25 on its own (bm25s computes the weights) and the field scores are summed with
+field is scored with BM25 on its own (search_weights.py: bm25s's figures) and the field scores are combined with
 a weight per field, so a word in the name counts more than the same word deep in a description. Words
 are stemmed with the Snowball English stemmer; the generated server stems a query the same way
 (templates/search.py.jinja) and only sums the precomputed weights of its stems: no ranking library,
@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .plans import ToolSpec
+from .search_weights import postings
 from .vocabulary import SYNONYM_WEIGHT, expand_phrases, synonyms
 
 FORMAT = 1
@@ -79,7 +80,7 @@ STOPWORDS = frozenset(
 )
 
 _TAG = re.compile(r"<[^>]{0,200}>")
-_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")  # where camelCase words meet
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -94,7 +95,7 @@ class Analyzer:
         self._texts: dict[str, tuple[str, ...]] = {}  # a large API repeats its descriptions and summaries
 
     def words(self, text: str) -> list[str]:
-        words = _WORD.findall(_CAMEL.sub(r"\1 \2", _strip_markup(text)).lower())
+        words = _WORD.findall(_CAMEL.sub(" ", _strip_markup(text)).lower())
         return [w for w in words if len(w) > 1 and w not in STOPWORDS]
 
     def stems(self, text: str) -> list[str]:
@@ -169,7 +170,7 @@ def action_words(path: str) -> str | None:
     if not segments:
         return None
     last = segments[-1].split(".")[-1] if "." in segments[-1] else segments[-1]
-    first = _WORD.findall(_CAMEL.sub(r"\1 \2", last).replace("-", " ").lower())
+    first = _WORD.findall(_CAMEL.sub(" ", last).replace("-", " ").lower())
     if len(first) < 2 and "." not in segments[-1]:  # one plain word (/customers, /refunds): a noun, not an action
         return None
     return VERB_WORDS.get(first[0]) if first else None
@@ -199,43 +200,18 @@ def _fields(tool: ToolSpec) -> dict[str, str]:
     }
 
 
-def _field_scores(documents: Sequence[list[str]]) -> dict[str, dict[int, float]]:
-    """BM25 weight of each (stem, document) of one field, computed by bm25s."""
-    if not any(documents):
-        return {}
-    import bm25s  # with numpy: only where a search index is built (~0.25 s of a small API's run)
-
-    model = bm25s.BM25()
-    model.index([doc or [""] for doc in documents], show_progress=False)
-    scores = model.scores
-    data, indices, indptr = scores["data"].tolist(), scores["indices"].tolist(), scores["indptr"].tolist()
-    out: dict[str, dict[int, float]] = {}
-    for term, tid in model.vocab_dict.items():
-        if not term:
-            continue
-        start, end = indptr[tid], indptr[tid + 1]
-        out[term] = dict(zip(indices[start:end], data[start:end]))  # Python ints and floats, as int() and float() give
-    return out
-
-
 def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_WEIGHTS) -> dict[str, Any]:
     """The search index of `tools` as JSON-ready data: documents, groups and stem -> postings."""
     analyzer = Analyzer()
     fields = [_fields(tool) for tool in tools]
-    combined: dict[str, dict[int, float]] = {}
-    for field, weight in sorted(weights.items()):
-        if weight <= 0:
-            continue
-        for term, postings in _field_scores([analyzer.stems(f[field]) for f in fields]).items():
-            bucket = combined.setdefault(term, {})
-            for doc, score in postings.items():
-                bucket[doc] = max(bucket.get(doc, 0.0), weight * score)
-    terms: dict[str, list[list[int]]] = {}
-    for term in sorted(combined):
-        pairs = sorted((doc, round(score * SCALE)) for doc, score in combined[term].items())
-        pairs = [(doc, w) for doc, w in pairs if w > 0]
-        if pairs:
-            terms[term] = [[doc for doc, _ in pairs], [w for _, w in pairs]]
+    terms = postings(
+        (
+            (weight, [analyzer.stems(f[field]) for f in fields])
+            for field, weight in sorted(weights.items())
+            if weight > 0
+        ),
+        SCALE,
+    )
     groups = [group_of(tool) for tool in tools]
     phrases = synonyms(terms, analyzer.stems)
     return {
