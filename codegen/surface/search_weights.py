@@ -9,9 +9,11 @@ fraction of the cost on a large API (one array operation per field instead of se
 from __future__ import annotations
 
 import math
+import os
+import sys
 from collections.abc import Iterable, Sequence
 from itertools import chain
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -25,12 +27,21 @@ K1 = 1.5  # bm25s.BM25() defaults
 B = 0.75
 
 
+def _numpy() -> Any:
+    """numpy, imported only where a search index is built. Nothing here uses its linear algebra: when this is the
+    first import, its BLAS library is asked to start one thread rather than one per core (half the import's CPU)."""
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    import numpy
+
+    return numpy
+
+
 def postings(fields: Iterable[tuple[float, Sequence[Sequence[str]]]], scale: int) -> dict[str, list[list[int]]]:
     """Stem -> [documents, weights], stems sorted, documents ascending: a weight is round(scale x the best of
     field weight x BM25 score over the fields); pairs whose weight rounds to 0 are left out, and stems left
     with none. `fields`: (field weight, each document's stems) per field, every field over the same documents."""
-    import numpy as np  # only where a search index is built
-
+    np = _numpy()
     vocabulary: dict[str, int] = {}
     term_parts: list[Ints] = []
     doc_parts: list[Ints] = []
@@ -71,8 +82,7 @@ def field_scores(documents: Sequence[Sequence[str]], vocabulary: dict[str, int])
     """(stem ids, documents, float32 scores), one entry per stem a document holds: BM25 over this field's
     documents alone (a document without stems counts as one word long, as bm25s's empty token makes it).
     New stems are added to `vocabulary`, which numbers the stems of all fields."""
-    import numpy as np
-
+    np = _numpy()
     flat = list(chain.from_iterable(documents))
     for stem in dict.fromkeys(flat):  # new stems numbered in the order they first occur
         if stem not in vocabulary:
