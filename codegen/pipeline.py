@@ -207,7 +207,9 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
         "discovery": _discovery_context(surface, config.surface, tools),
     }
     with _no_collection():  # not around black, whose syntax trees are cyclic garbage
-        files, found = render(api, tools, project, base_url, config.templates, extra, listing)
+        handed = [listing] if listing is not None else None
+        del listing  # render frees it once tools.json holds it
+        files, found = render(api, tools, project, base_url, config.templates, extra, handed)
     problems += found
     if not has_errors(found):
         progress("formatting with black")
