@@ -99,10 +99,17 @@ class Analyzer:
         return [w for w in words if len(w) > 1 and w not in STOPWORDS]
 
     def stems(self, text: str) -> list[str]:
+        return list(self.stem_tuple(text))
+
+    def stem_tuple(self, text: str) -> tuple[str, ...]:
         found = self._texts.get(text)
         if found is None:
             found = self._texts[text] = tuple(self._stems(text))
-        return list(found)
+        return found
+
+    def forget_texts(self) -> None:
+        """Drop the stems remembered per text (the stems remembered per word stay)."""
+        self._texts.clear()
 
     def _stems(self, text: str) -> list[str]:
         out = []
@@ -184,34 +191,40 @@ def path_shape(path: str) -> str:
     return "action" if any(s.startswith("{") for s in segments[:-1]) else "collection"
 
 
-def _fields(tool: ToolSpec) -> dict[str, str]:
+def _field(tool: ToolSpec, field: str) -> str:
+    """The text of one of a tool's indexed fields."""
     op = tool.operation
-    path = " ".join(s for s in re.split(r"[/.]", op.path) if s and not s.startswith("{"))
-    named = tool.name.replace("_", " ").lower()
-    return {
-        "name": tool.name.replace("_", " "),
-        "title": "" if tool.title.lower() == named else tool.title,  # a title made from the name adds nothing
-        "summary": short_summary(tool, None),
-        "description": _strip_markup(op.description[:DESCRIPTION_CHARS]),
-        "tags": " ".join(op.tags),
-        "path": path,
-        "params": _param_text(tool.input_schema),
-        "method": action_words(op.path) or METHOD_WORDS.get((op.method, path_shape(op.path)), ""),
-    }
+    if field == "name":
+        return tool.name.replace("_", " ")
+    if field == "title":  # a title made from the name adds nothing
+        return "" if tool.title.lower() == tool.name.replace("_", " ").lower() else tool.title
+    if field == "summary":
+        return short_summary(tool, None)
+    if field == "description":
+        return _strip_markup(op.description[:DESCRIPTION_CHARS])
+    if field == "tags":
+        return " ".join(op.tags)
+    if field == "path":
+        return " ".join(s for s in re.split(r"[/.]", op.path) if s and not s.startswith("{"))
+    if field == "params":
+        return _param_text(tool.input_schema)
+    if field == "method":
+        return action_words(op.path) or METHOD_WORDS.get((op.method, path_shape(op.path)), "")
+    raise KeyError(field)
 
 
 def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_WEIGHTS) -> dict[str, Any]:
     """The search index of `tools` as JSON-ready data: documents, groups and stem -> postings."""
     analyzer = Analyzer()
-    fields = [_fields(tool) for tool in tools]
-    terms = postings(
-        (
-            (weight, [analyzer.stems(f[field]) for f in fields])
-            for field, weight in sorted(weights.items())
-            if weight > 0
-        ),
-        SCALE,
-    )
+
+    def documents(field: str) -> list[tuple[str, ...]]:
+        """Each tool's stems of one field (a field at a time: a large API's texts are not all held at once)."""
+        analyzer.forget_texts()
+        return [analyzer.stem_tuple(_field(tool, field)) for tool in tools]
+
+    fields = ((weight, documents(field)) for field, weight in sorted(weights.items()) if weight > 0)
+    terms = postings(fields, SCALE)
+    del fields, documents  # the generator and the closure hold each other: freed now, without the collector
     groups = [group_of(tool) for tool in tools]
     phrases = synonyms(terms, analyzer.stems)
     return {

@@ -69,10 +69,11 @@ def postings(fields: Iterable[tuple[float, Sequence[Sequence[str]]]], scale: int
     weights = np.rint(np.maximum.reduceat(values, starts) * scale)  # half to even, as round() does
     keep = weights > 0
     terms, docs, weights = terms[starts][keep], docs[starts][keep], weights[keep]
+    del order, first, starts, keep
     bounds = [0, *(np.flatnonzero(terms[1:] != terms[:-1]) + 1).tolist(), len(terms)]
-    term_list, doc_list, weight_list = terms.tolist(), docs.tolist(), weights.astype(np.int64).tolist()
-    return {
-        names[term_list[start]]: [doc_list[start:end], weight_list[start:end]]
+    weights = weights.astype(np.int64)
+    return {  # Python ints made only for what is returned (not for every entry at once)
+        names[int(terms[start])]: [docs[start:end].tolist(), weights[start:end].tolist()]
         for start, end in zip(bounds, bounds[1:])
         if end > start
     }
