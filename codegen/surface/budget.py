@@ -184,17 +184,12 @@ def reach(schema: Mapping[str, Any], defs: Definitions, depth: int | None = None
         return _reach(roots, defs, depth)
     found = memo.get((roots, depth))
     if found is None:
-        levels: dict[int, list[str]] = {}
-        found = memo[roots, depth] = _reach(roots, defs, depth, levels)
-        if depth is None:
-            memo["names", roots] = levels
+        found = memo[roots, depth] = _reach(roots, defs, depth)
     return dict(found)
 
 
-def _reach(
-    roots: frozenset[str], defs: Definitions, depth: int | None, levels: dict[int, list[str]] | None = None
-) -> dict[str, int]:
-    """Breadth first from `roots`; `levels`, when given, receives the names found at each number of hops."""
+def _reach(roots: frozenset[str], defs: Definitions, depth: int | None) -> dict[str, int]:
+    """Breadth first from `roots`."""
     distance: dict[str, int] = {}
     frontier = set(roots)
     hops = 1
@@ -205,8 +200,6 @@ def _reach(
         for name in level:
             distance[name] = hops
             found |= refs(name)
-        if levels is not None and level:
-            levels[hops] = level
         frontier = found - distance.keys()
         hops += 1
     return distance
