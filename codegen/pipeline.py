@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import __version__
@@ -81,7 +81,7 @@ def analyze(
 def _analyze(
     config: Config, progress: Progress, source: dict[str, str] | None
 ) -> tuple[Api | None, list[ToolSpec], list[Problem], str | None]:
-    """analyze, and the tools' listing as tools.json holds it when fitting the listing serialized it (None: not)."""
+    """analyze, and tools.json's text (the tools' listing and a newline) when fitting the listing serialized it."""
     progress(f"loading {config.spec}")
     policy = ReadPolicy(config.ref_root, config.allow_remote_refs, int(config.max_spec_mb * MB))
     documents, problems = open_documents(config.spec, policy)
@@ -147,7 +147,8 @@ def _analyze(
         problems += found
     read = documents.problems() + validated()  # the $refs that could not be read, each at its site
     del documents, original, document, resolver, pointers  # the spec is freed before the listing is serialized
-    tools, found, listing = fitted_listing(tools)
+    _give_back(len(tools))
+    tools, found, listing = fitted_listing(tools, end="\n")  # tools.json's text
     problems += found + read
     if not tools and found_operations and not api.operations:
         problems.append(
@@ -159,6 +160,24 @@ def _analyze(
     elif not tools:
         problems.append(error("the spec has no operations that can be served as tools", "/paths"))
     return api, tools, problems, listing
+
+
+LARGE = 1000  # tools: an API this large gives freed memory back to the system between stages
+
+
+def _give_back(tools: int) -> None:
+    """For a large API, the heap's free pages returned to the system: the C library (glibc) keeps what a stage
+    freed (the parsed spec, a listing's pieces) in the process otherwise, and the next stage's peak comes on top
+    of it. Does nothing where the C library has no malloc_trim."""
+    if tools < LARGE:
+        return
+    try:
+        import ctypes
+
+        trim = ctypes.CDLL(None).malloc_trim
+    except (ImportError, OSError, AttributeError):
+        return
+    trim(0)
 
 
 @contextmanager
@@ -188,6 +207,7 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
     source: dict[str, str] = {}
     with _no_collection():
         api, tools, problems, listing = _analyze(config, progress, source)
+    _give_back(len(tools))
     if api is None or not tools:
         return Result(problems=tuple(problems), api=api)
     project = project_for(config, api)
@@ -198,6 +218,7 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
     with _no_collection():  # the search index: many small, acyclic objects on top of a large heap
         surface, found = choose(tools, config.surface, config.pin, api.title, cap)
     problems += found
+    _give_back(len(tools))
     if cap is not None and surface.listed > cap:  # only `--surface tools` can get here: auto switches
         listed = [tool.to_json() for tool in tools]
         problems += [v.problem() for v in check_tools(listed, config.clients, project.dist) if not v.pointer]
@@ -206,8 +227,11 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
         "clients": client_setup(project, base_url),
         "discovery": _discovery_context(surface, config.surface, tools),
     }
+    surface = replace(surface, index=None)  # search.json's text holds it now (the search index itself is freed)
     with _no_collection():  # not around black, whose syntax trees are cyclic garbage
-        files, found = render(api, tools, project, base_url, config.templates, extra, listing)
+        handed = [listing] if listing is not None else None
+        del listing  # render holds it once: as tools.json
+        files, found = render(api, tools, project, base_url, config.templates, extra, handed)
     problems += found
     if not has_errors(found):
         progress("formatting with black")

@@ -271,6 +271,22 @@ def test_spec_extension_problems_are_warnings_with_pointers(zoo: Path) -> None:
     assert sorted(t.name for t in tools if t.plan.path == "/pets") == ["create_pet", "list_pets"]
 
 
+def test_templates_that_name_the_data_files_variables_see_them_whole(zoo: Path, tmp_path: Path) -> None:
+    """tools.json, routes.json (and the discovery data) are written as their variables' text without Jinja; a user's
+    template that names those variables still gets them whole, and a user's tools.json template is rendered."""
+    default = generate(Config(spec=str(zoo), output=tmp_path / "a", name="zoo"))
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "README.md.jinja").write_text("{{ tools_json }}|{{ routes_json | length }}\n", encoding="utf-8")
+    (templates / "tools.json.jinja").write_text("{{ tools_json }}", encoding="utf-8")  # no newline: not the data
+    custom = generate(Config(spec=str(zoo), output=tmp_path / "b", name="zoo", templates=templates))
+    listing, routes = default.files["src/zoo/tools.json"], default.files["src/zoo/routes.json"]
+    assert listing.endswith("]\n") and routes.endswith("}\n")
+    assert custom.files["README.md"] == f"{listing[:-1]}|{len(routes) - 1}\n"
+    assert custom.files["src/zoo/tools.json"] == listing[:-1]
+    assert custom.files["src/zoo/routes.json"] == routes
+
+
 def test_override_that_matches_nothing_is_a_warning(zoo: Path) -> None:
     config = config_for(zoo, '[overrides.noSuchOperation]\ntitle = "x"\n')
     _, _, problems = analyze(config)

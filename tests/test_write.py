@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from codegen.emit import write as write_module
 from codegen.emit.write import MANIFEST, check, with_manifest, write
 
 
@@ -58,3 +60,17 @@ def test_check_reports_added_removed_and_changed(tmp_path: Path) -> None:
     summary = report.summary()
     assert "-two" in summary and "+three" in summary and "1 added, 1 removed, 2 changed" in summary
     assert check(tmp_path / "missing", tree(**{"a.txt": "A"})).added == (MANIFEST, "a.txt")
+
+
+def test_files_are_written_and_compared_a_piece_at_a_time(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setattr(write_module, "WRITE_CHUNK", 7)  # pieces that end inside multi-byte characters' text
+    text = "ab€ç\n" * 10 + "😀 end"
+    out = tmp_path / "pkg"
+    assert write(out, tree(**{"a.txt": text}), force=False) == []
+    assert (out / "a.txt").read_bytes() == text.encode("utf-8")
+    before = (out / "a.txt").stat().st_mtime_ns
+    assert write(out, tree(**{"a.txt": text}), force=False) == []
+    assert (out / "a.txt").stat().st_mtime_ns == before  # the same bytes: not rewritten
+    for changed in (text + "!", text[:-1], "x" + text[1:]):
+        assert write(out, tree(**{"a.txt": changed}), force=False) == []
+        assert (out / "a.txt").read_bytes() == changed.encode("utf-8")

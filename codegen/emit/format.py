@@ -1,7 +1,7 @@
 """Format generated Python with black, in-process, then compile it: code that does not compile is never written.
 
-black's output is cached by a hash of its input (emit/cache.py): a text formatted before is not formatted
-again, and black is imported only when some text is new.
+black's output is cached by a hash of its input (emit/cache.py): a text formatted (and compiled) before is not
+formatted or compiled again, and black is imported only when some text is new.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from . import cache
 from .render import FILES
 
 BLACK = f"black {version('black')} line-length=88 default mode"  # what the cache keys name
+COMPILED = "compiled"  # a key for output that also compiled
 
 
 def format_files(files: Mapping[str, str]) -> tuple[dict[str, str], list[Problem]]:
@@ -24,8 +25,7 @@ def format_files(files: Mapping[str, str]) -> tuple[dict[str, str], list[Problem
     for path, text in files.items():
         if path.endswith(".py"):
             try:
-                text = black_format(text)
-                compile(text, path, "exec", dont_inherit=True)
+                text = checked_format(text, path)
             except Exception as exc:  # noqa: BLE001 - black and compile raise several types for invalid code
                 where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) else ""
                 problems.append(
@@ -36,6 +36,18 @@ def format_files(files: Mapping[str, str]) -> tuple[dict[str, str], list[Problem
                 )
         formatted[path] = text
     return formatted, problems
+
+
+def checked_format(text: str, path: str = "<generated>") -> str:
+    """black's output for `text`, compiled: from the cache when this text was formatted and compiled before (only
+    output that compiled is cached under this key, so a hit needs neither black nor the compiler)."""
+    name = cache.key(BLACK, COMPILED, text)
+    found = cache.lookup("black", name)
+    if found is None:
+        found = black_format(text)
+        compile(found, path, "exec", dont_inherit=True)
+        cache.store("black", name, found)
+    return found
 
 
 def black_format(text: str) -> str:

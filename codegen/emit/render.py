@@ -103,9 +103,12 @@ def render(
     default_base_url: str | None,
     templates: Path | None,
     extra: Mapping[str, Any] | None = None,
-    tools_json: str | None = None,
+    tools_file: str | list[str] | None = None,
 ) -> tuple[dict[str, str], list[Problem]]:
-    """`tools_json`: the tools' listing already serialized as tools.json holds it (compact, sorted keys), if it was."""
+    """`tools_file`: tools.json's text (the tools' listing, compact with sorted keys, and a newline) when it was
+    serialized already; handed over in a list, which render empties, so that the text is held once."""
+    if isinstance(tools_file, list):
+        tools_file = tools_file.pop() if tools_file else None
     loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(builtin_templates()))]
     if templates is not None:
         loaders.insert(0, jinja2.FileSystemLoader(str(templates)))
@@ -120,20 +123,82 @@ def render(
     )
     env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False)
     env.filters.update(FILTERS)  # the one escaping path for spec text: see emit/escape.py
-    entries = [tool.to_json() for tool in tools] if tools_json is None or len(tools_json) <= MAX_LIST_BYTES else None
-    context = {**_context(api, tools, project, default_base_url, entries, tools_json), **(extra or {})}
-    context.setdefault("handshake_jsonl", _handshake(entries, context, project, api, tools))
+    targets = FILES + (DISCOVERY_FILES if (extra or {}).get("discovery") else ())
+    passed = {name: _passthrough(env, name) for name, _ in targets}
+    listing: str | None = None  # the listing without tools.json's newline: a copy, made only for a template using it
+    if tools_file is not None:
+        listing = tools_file[:-1] if _uses(env, "tools_json", passed) else ""
+    size = len(tools_file) - 1 if tools_file is not None else None
+    entries = [tool.to_json() for tool in tools] if size is None or size <= MAX_LIST_BYTES else None
+    context = {**_context(api, tools, project, default_base_url, entries, listing), **(extra or {})}
+    del listing
+    context.setdefault("handshake_jsonl", _handshake(entries, context, project, api, tools, size))
     del entries
-    files: dict[str, str] = {}
+    files: dict[str, str] = {target.format(package=project.package): "" for _, target in targets}
     problems: list[Problem] = []
-    for template_name, target in FILES + (DISCOVERY_FILES if context["discovery"] else ()):
+    for template_name, target in sorted(targets, key=lambda item: passed[item[0]] is not None):  # those last
         path = target.format(package=project.package)
         try:
-            files[path] = env.get_template(template_name).render(context)
+            variable = passed[template_name]
+            later = variable is not None and sum(1 for name, _ in targets if passed[name] == variable) > 1
+            passed[template_name] = None
+            text: str | None
+            if variable == "tools_json" and tools_file is not None:
+                text, tools_file = tools_file, (tools_file if later else None)
+            else:
+                text = _take(context, variable, keep=later) if variable is not None else None
+            # the data files: the value itself, which no later template needs (freed once written)
+            files[path] = env.get_template(template_name).render(context) if text is None else text
+            del text
         except jinja2.TemplateError as exc:
+            del files[path]
             where = f" (line {exc.lineno})" if isinstance(exc, jinja2.TemplateSyntaxError) else ""
             problems.append(error(f"template {template_name}{where}: {exc}"))
     return files, problems
+
+
+def _uses(env: jinja2.Environment, variable: str, passed: Mapping[str, str | None]) -> bool:
+    """Whether a template other than those writing `variable` alone names it (a user's templates may)."""
+    loader = env.loader
+    if loader is None:
+        return True
+    for name in loader.list_templates():
+        if passed.get(name) == variable:
+            continue
+        try:
+            if variable in loader.get_source(env, name)[0]:
+                return True
+        except jinja2.TemplateError:
+            continue
+    return False
+
+
+_PASSTHROUGH = re.compile(r"\{\{ ([a-z_]+(?:\.[a-z_]+)?) \}\}\n")
+
+
+def _passthrough(env: jinja2.Environment, name: str) -> str | None:
+    """The variable (`tools_json`, `discovery.search_json`) a template writes alone, followed by a newline; None for
+    any other template. Such a file is its variable's text (a large API's listing is tens of megabytes): written
+    without Jinja's copy of it, which is what Jinja would write."""
+    try:
+        source = env.loader.get_source(env, name)[0] if env.loader is not None else ""
+    except jinja2.TemplateError:
+        return None
+    found = _PASSTHROUGH.fullmatch(source)
+    return found.group(1) if found else None
+
+
+def _take(context: dict[str, Any], variable: str, keep: bool) -> str | None:
+    """A passthrough template's text: the variable's string value and a newline, the value taken out of the context
+    unless `keep` (None when it is not a string: Jinja renders the template then)."""
+    *parents, last = variable.split(".")
+    holder: Any = context
+    for part in parents:
+        holder = holder.get(part) if isinstance(holder, dict) else None
+    if not isinstance(holder, dict) or type(holder.get(last)) is not str:
+        return None
+    text: str = holder[last] if keep else holder.pop(last)
+    return text + "\n"
 
 
 def _context(
@@ -167,14 +232,18 @@ def _handshake(
     project: Project,
     api: Api,
     tools: Sequence[ToolSpec] = (),
+    size: int | None = None,
 ) -> str:
     """handshake.jsonl: the handshake answers as the SDK serializes them for the surface the package serves
     by default. tools: tools.json as served (keys sorted); discovery: discovery.json's four tools (in its
     key order, as the server reads them) and the pinned tools from tools.json. `entries`: the tools' entries,
-    None when tools.json is too large to be pre-serialized (then `tools` gives the pinned ones)."""
+    None when tools.json is too large to be pre-serialized (then `tools` gives the pinned ones). `size`: the
+    listing's length (default: context["tools_json"]'s)."""
     discovery = context["discovery"]
     if not discovery:
-        return handshake_lines(entries or [], project.dist, api.version, size=len(context["tools_json"]))
+        return handshake_lines(
+            entries or [], project.dist, api.version, size=len(context["tools_json"]) if size is None else size
+        )
     meta = json.loads(discovery["discovery_json"])["tools"]
     pinned_names = set(discovery["pinned"])
     listed = entries if entries is not None else [tool.to_json() for tool in tools if tool.name in pinned_names]

@@ -12,7 +12,7 @@ import difflib
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +20,7 @@ from ..problems import Problem, error
 
 MANIFEST = ".mcp-codegen.json"
 DIFF_LINES = 40  # lines of diff shown per changed file in --check output
+WRITE_CHUNK = 1 << 20  # characters encoded and written (or compared) at a time
 
 
 def with_manifest(files: Mapping[str, str], version: str, spec: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -78,18 +79,33 @@ def write(out: Path, files: Mapping[str, str], force: bool) -> list[Problem]:
 
 def _write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = text.encode("utf-8")
-    if path.is_file() and path.read_bytes() == data:
+    if _unchanged(path, text):
         return  # unchanged: keep the mtime, so tools watching the folder see no change
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for piece in _encoded(text):
+                handle.write(piece)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _encoded(text: str) -> Iterator[bytes]:
+    """`text` as UTF-8, a piece at a time (a large API's tools.json is tens of megabytes: never twice in memory)."""
+    for start in range(0, len(text), WRITE_CHUNK):
+        yield text[start : start + WRITE_CHUNK].encode("utf-8")
+
+
+def _unchanged(path: Path, text: str) -> bool:
+    """Whether the file at `path` holds `text` (compared a piece at a time)."""
+    try:
+        with path.open("rb") as handle:
+            return all(handle.read(len(piece)) == piece for piece in _encoded(text)) and not handle.read(1)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return False
 
 
 def _remove(out: Path, relative: str) -> None:

@@ -6,7 +6,6 @@ it. Problems point at these locations, and schema definitions are keyed by them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
 
@@ -16,13 +15,73 @@ from ..problems import Level, Problem, join, unescape
 MAX_CHAIN = 64  # a $ref to a $ref to ... longer than this is treated as a cycle
 
 
-@dataclass(frozen=True, slots=True, order=True)
 class Ref:
+    """A location: a document's URI and a JSON pointer in it. A child's pointer is joined only when it is asked
+    for (a problem reported there, a definition keyed by it): most locations a large spec's walk passes are not.
+    Compared, hashed and ordered as (uri, pointer); never changed once made."""
+
+    __slots__ = ("uri", "_pointer", "_parent", "_tokens")
     uri: str
-    pointer: str
+    _pointer: str | None
+    _parent: Ref | None
+    _tokens: tuple[str | int, ...]
+
+    def __init__(self, uri: str, pointer: str) -> None:
+        self.uri = uri
+        self._pointer = pointer
+        self._parent = None
+        self._tokens = ()
+
+    @property
+    def pointer(self) -> str:
+        pointer = self._pointer
+        if pointer is None:
+            pending: list[Ref] = []  # up to the nearest location whose pointer is known (no recursion)
+            ref: Ref = self
+            while ref._pointer is None:
+                pending.append(ref)
+                assert ref._parent is not None
+                ref = ref._parent
+            pointer = ref._pointer
+            for ref in reversed(pending):
+                pointer = ref._pointer = join(pointer, *ref._tokens)
+                ref._parent, ref._tokens = None, ()
+        return pointer
 
     def child(self, *tokens: str | int) -> Ref:
-        return Ref(self.uri, join(self.pointer, *tokens))
+        ref = Ref.__new__(Ref)
+        ref.uri, ref._pointer, ref._parent, ref._tokens = self.uri, None, self, tokens
+        return ref
+
+    def _key(self) -> tuple[str, str]:
+        return self.uri, self.pointer
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, Ref) and self._key() == other._key())
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __lt__(self, other: Ref) -> bool:
+        return self._key() < other._key()
+
+    def __le__(self, other: Ref) -> bool:
+        return self._key() <= other._key()
+
+    def __gt__(self, other: Ref) -> bool:
+        return self._key() > other._key()
+
+    def __ge__(self, other: Ref) -> bool:
+        return self._key() >= other._key()
+
+    def __repr__(self) -> str:
+        return f"Ref(uri={self.uri!r}, pointer={self.pointer!r})"
+
+    def __getstate__(self) -> tuple[str, str]:
+        return self._key()
+
+    def __setstate__(self, state: tuple[str, str]) -> None:
+        self.__init__(*state)  # type: ignore[misc]
 
 
 class RefError(Exception):

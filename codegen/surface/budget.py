@@ -73,16 +73,16 @@ def fit_budget(
     and description alone. The server then accepts more there and the upstream API judges the rest: a tool
     whose schema runs to megabytes (a large API's entity graph) is no use to a model either."""
     roots = frozenset(refs_in(schema))
-    distance, total = _reached(roots, schema, defs)
+    levels, total = _levels(roots, defs, budget)
     if budget is None or total <= budget:
         memo = getattr(defs, "memo", None)
         used = memo.get(("used", roots)) if memo is not None else None
         if used is None:
-            used = {name: defs[name] for name in sorted(distance)}
+            used = {name: defs[name] for name in sorted(name for names, _ in levels for name in names)}
             if memo is not None:
                 memo["used", roots] = used
         return schema, used, None  # shared by the tools that reach the same definitions: never modified
-    depth, kept = _cut_depth(roots, distance, defs, budget)
+    depth, kept = _cut_depth(levels, budget)
 
     def cut(node: Any) -> Any:
         if isinstance(node, list):
@@ -122,51 +122,45 @@ def fit_budget(
     return result
 
 
-def _cut_depth(
-    roots: frozenset[str], distance: Mapping[str, int], defs: Definitions, budget: int
-) -> tuple[int, frozenset[str]]:
-    """The deepest $ref level whose definitions fit `budget` (at least 1) and the definitions kept at it, remembered
-    per set of roots: the tools of one resource reach the same thousands of definitions."""
+def _cut_depth(levels: list[tuple[list[str], int]], budget: int) -> tuple[int, frozenset[str]]:
+    """The deepest $ref level whose definitions fit `budget` (at least 1) and the definitions kept at it."""
+    depth, total = 1, levels[0][1] if levels else 0
+    while depth < len(levels) and total + levels[depth][1] <= budget:
+        total += levels[depth][1]
+        depth += 1
+    return depth, frozenset(name for names, _ in levels[:depth] for name in names)
+
+
+def _levels(roots: frozenset[str], defs: Definitions, budget: int | None) -> tuple[list[tuple[list[str], int]], int]:
+    """The definitions `roots` reach, level by level ($ref hops 1, 2, ...: names and their characters together),
+    and their characters in all: breadth first, stopping at the first level that takes the total over `budget`
+    (the levels below it are cut whatever they hold, so they are neither walked nor converted). Remembered per
+    set of roots: the tools of one resource share one walk."""
     memo = getattr(defs, "memo", None)
-    found = memo.get(("depth", roots, budget)) if memo is not None else None
+    found = memo.get(("levels", roots, budget)) if memo is not None else None
     if found is None:
-        by_level = _level_sizes(roots, distance, defs)
-        depth, total = 1, by_level.get(1, 0)
-        while depth + 1 in by_level and total + by_level[depth + 1] <= budget:
-            depth += 1
-            total += by_level[depth]
-        found = depth, frozenset(name for name, hops in distance.items() if hops <= depth)
+        levels: list[tuple[list[str], int]] = []
+        total = 0
+        seen: set[str] = set()
+        frontier = set(roots)
+        known, refs = defs.__contains__, defs.refs
+        while frontier:
+            level = [name for name in frontier if known(name)]
+            if not level:
+                break
+            seen.update(level)
+            size = defs.total_size(level)
+            levels.append((level, size))
+            total += size
+            if budget is not None and total > budget:
+                break
+            below: set[str] = set()
+            for name in level:
+                below |= refs(name)
+            frontier = below - seen
+        found = levels, total
         if memo is not None:
-            memo["depth", roots, budget] = found
-    return found
-
-
-def _reached(roots: frozenset[str], schema: Mapping[str, Any], defs: Definitions) -> tuple[dict[str, int], int]:
-    """reach(schema, defs) and the size of what it reaches, remembered per set of roots (`schema`'s $refs):
-    the tools of one resource share one walk."""
-    memo = getattr(defs, "memo", None)
-    found = memo.get(("sized", roots)) if memo is not None else None
-    if found is None:
-        distance = reach(schema, defs)
-        found = (distance, sum(_level_sizes(roots, distance, defs).values()))
-        if memo is not None:
-            memo["sized", roots] = found
-    return found
-
-
-def _level_sizes(roots: frozenset[str], distance: Mapping[str, int], defs: Definitions) -> dict[int, int]:
-    """hops -> characters of the definitions at that many $ref hops (levels with none left out), per set of roots."""
-    memo = getattr(defs, "memo", None)
-    found = memo.get(("levels", roots)) if memo is not None else None
-    if found is None:
-        levels: dict[int, list[str]] | None = memo.get(("names", roots)) if memo is not None else None
-        if levels is None:
-            levels = {}
-            for name, hops in distance.items():
-                levels.setdefault(hops, []).append(name)
-        found = {hops: defs.total_size(names) for hops, names in levels.items()}
-        if memo is not None:
-            memo["levels", roots] = found
+            memo["levels", roots, budget] = found
     return found
 
 
@@ -190,17 +184,12 @@ def reach(schema: Mapping[str, Any], defs: Definitions, depth: int | None = None
         return _reach(roots, defs, depth)
     found = memo.get((roots, depth))
     if found is None:
-        levels: dict[int, list[str]] = {}
-        found = memo[roots, depth] = _reach(roots, defs, depth, levels)
-        if depth is None:
-            memo["names", roots] = levels
+        found = memo[roots, depth] = _reach(roots, defs, depth)
     return dict(found)
 
 
-def _reach(
-    roots: frozenset[str], defs: Definitions, depth: int | None, levels: dict[int, list[str]] | None = None
-) -> dict[str, int]:
-    """Breadth first from `roots`; `levels`, when given, receives the names found at each number of hops."""
+def _reach(roots: frozenset[str], defs: Definitions, depth: int | None) -> dict[str, int]:
+    """Breadth first from `roots`."""
     distance: dict[str, int] = {}
     frontier = set(roots)
     hops = 1
@@ -211,8 +200,6 @@ def _reach(
         for name in level:
             distance[name] = hops
             found |= refs(name)
-        if levels is not None and level:
-            levels[hops] = level
         frontier = found - distance.keys()
         hops += 1
     return distance

@@ -42,24 +42,25 @@ def fit_listing(tools: Sequence[ToolSpec], limit: int = LISTING_TOKENS) -> tuple
 
 
 def fitted_listing(
-    tools: Sequence[ToolSpec], limit: int = LISTING_TOKENS
+    tools: Sequence[ToolSpec], limit: int = LISTING_TOKENS, end: str = ""
 ) -> tuple[list[ToolSpec], list[Problem], str | None]:
     """fit_listing, and the text of the listing it returns (tools.json) when that was serialized on the way (a
-    large API's listing is tens of megabytes: serialized once, and counted once before and once after)."""
+    large API's listing is tens of megabytes: serialized once, and counted once before and once after), followed by
+    `end` (tools.json's newline: the file's text is then this very string, not a copy of it)."""
     if len(tools) <= SMALL:  # a token is at least one character: a short listing need not be counted
         text = _text(tools)
         if len(text) <= limit:
-            return list(tools), [], text
+            return list(tools), [], text + end
     writer = ListingText()  # the definitions the tools share: serialized and counted once
     _, before, _ = writer.measure([t.to_json() for t in tools], keep_text=False)
     if before <= limit:
-        return list(tools), [], _text(tools)
+        return list(tools), [], _text(tools) + end
     counted: Counted = {}  # the definitions the tools share, each walked once
     fitted = [_without_output_schema(t, counted) for t in tools]
     del counted
     if not any(t.output_schema is not None for t in tools):  # --compact: nothing a client would miss, no warning
         return fitted, [], None
-    _, after, fitted_text = writer.measure([t.to_json() for t in fitted])
+    _, after, fitted_text = writer.measure([t.to_json() for t in fitted], end=end)
     message = (
         f"tools/list would cost {before:,} tokens (more than {limit:,}): output schemas are left out of it, "
         f"which brings it to {after:,}; results are still returned whole"

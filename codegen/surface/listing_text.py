@@ -30,8 +30,10 @@ class ListingText:
         self._middles: dict[str, int] = {}  # a middle's text -> its tokens
         self._counted: dict[int, int] = {}  # id of a definition -> its middle's tokens
 
-    def measure(self, entries: Sequence[Mapping[str, Any]], keep_text: bool = True) -> tuple[int, int, str | None]:
-        """The listing's length in characters, its tokens, and its text when `keep_text`."""
+    def measure(
+        self, entries: Sequence[Mapping[str, Any]], keep_text: bool = True, end: str = ""
+    ) -> tuple[int, int, str | None]:
+        """The listing's length in characters, its tokens, and its text followed by `end` when `keep_text`."""
         parts = _Parts(keep_text)
         parts.plain("[")
         for number, entry in enumerate(entries):
@@ -43,7 +45,10 @@ class ListingText:
         tokens += sum(self._definition_tokens(definition) for definition in parts.definitions)
         tokens += parts.counted + count_tokens("".join(parts.rest))
         parts.rest.clear()
-        return parts.characters, tokens, "".join(parts.whole) if parts.whole is not None else None
+        if parts.whole is None:
+            return parts.characters, tokens, None
+        parts.whole.append(end)
+        return parts.characters, tokens, "".join(parts.whole)
 
     def _entry(self, parts: _Parts, entry: Mapping[str, Any]) -> None:
         if not _plain(entry):

@@ -29,6 +29,7 @@ from .schema_keywords import (
 )
 
 Direction = Literal["input", "output"]
+EXCLUSIVE = ("exclusiveMinimum", "exclusiveMaximum")
 
 
 class NodeConverter:
@@ -69,7 +70,8 @@ class NodeConverter:
         types = self._types(node, at)
         if types is not None:
             out["type"] = types[0] if len(types) == 1 else types
-        for key in STRINGS:
+        keys = node.keys()  # most nodes hold a few keywords: groups they have none of are skipped
+        for key in STRINGS if not keys.isdisjoint(STRINGS) else ():
             if isinstance(node.get(key), str):
                 out[key] = node[key]
         if "pattern" in out and not usable_regex(out["pattern"]):
@@ -79,27 +81,27 @@ class NodeConverter:
                 "(e.g. \\p{...} classes); dropped, so values are not checked against it",
                 at.child("pattern"),
             )
-        for key in BOOLEANS:
+        for key in BOOLEANS if not keys.isdisjoint(BOOLEANS) else ():
             if isinstance(node.get(key), bool):
                 out[key] = node[key]
-        for key in NUMBERS:
+        for key in NUMBERS if not keys.isdisjoint(NUMBERS) else ():
             value = node.get(key)
             if is_number(value) and not (key == "multipleOf" and value <= 0):
                 out[key] = value
-        for key in COUNTS:
+        for key in COUNTS if not keys.isdisjoint(COUNTS) else ():
             value = node.get(key)
             if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
                 out[key] = value
             elif is_number(value) and value >= 0 and float(value).is_integer():
                 out[key] = int(value)
-        for key in ("exclusiveMinimum", "exclusiveMaximum"):
+        for key in EXCLUSIVE if not keys.isdisjoint(EXCLUSIVE) else ():
             value = node.get(key)
             bound = "minimum" if key == "exclusiveMinimum" else "maximum"
             if value is True and bound in out:  # 3.0: a flag on minimum/maximum
                 out[key] = out.pop(bound)
             elif is_number(value):
                 out[key] = value
-        for key in ANY_VALUE:
+        for key in ANY_VALUE if not keys.isdisjoint(ANY_VALUE) else ():
             if key in node:
                 out[key] = node[key]
         if isinstance(node.get("enum"), list):
@@ -121,7 +123,7 @@ class NodeConverter:
                 if isinstance(v, list)
             }
 
-        for key in SCHEMA_MAPS:
+        for key in SCHEMA_MAPS if not keys.isdisjoint(SCHEMA_MAPS) else ():
             value = node.get(key)
             if isinstance(value, dict):
                 converted = {}
@@ -138,7 +140,7 @@ class NodeConverter:
                 out["required"] = kept
             else:
                 del out["required"]
-        for key in SCHEMA_VALUED:
+        for key in SCHEMA_VALUED if not keys.isdisjoint(SCHEMA_VALUED) else ():
             value = node.get(key)
             if isinstance(value, (dict, bool)):
                 out[key] = self._node(value, at.child(key), direction, refs, sub)
@@ -149,7 +151,7 @@ class NodeConverter:
             out["prefixItems"] = [
                 self._node(v, at.child("items", i), direction, refs, sub) for i, v in enumerate(items)
             ]
-        for key in SCHEMA_LISTS:
+        for key in SCHEMA_LISTS if not keys.isdisjoint(SCHEMA_LISTS) else ():
             value = node.get(key)
             if key in out:
                 continue

@@ -14,7 +14,9 @@ Pure: the same tools give byte-identical data (terms and postings sorted, weight
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -240,6 +242,8 @@ def _field_scores(documents: Sequence[list[str]]) -> dict[str, dict[int, float]]
     """BM25 weight of each (stem, document) of one field, computed by bm25s."""
     if not any(documents):
         return {}
+    if "numpy" not in sys.modules:  # nothing here uses its linear algebra: one BLAS thread, half the import's CPU
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     import bm25s  # with numpy: only where a search index is built (~0.25 s of a small API's run)
 
     model = bm25s.BM25()
