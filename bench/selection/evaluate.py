@@ -153,7 +153,7 @@ def score(
         rankings.append(("fastmcp_bm25", peer))
     for label, ranked in rankings:
         result[label] = {"recall@1": round(recall(ranked, tasks, 1), 3), "recall@5": round(recall(ranked, tasks, 5), 3)}
-        if label == "ours":
+        if label == "ours" and not name.endswith("(held out)"):  # a held-out miss read is a task seen
             result["misses@5"] = [t.text for found, t in zip(ranked, tasks) if not t.operations.intersection(found)]
     return result
 
@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             f"  {b['recall@1']:8.1%} {b['recall@5']:8.1%}{peer}"
         )
         if args.misses:
-            for text in r["misses@5"]:
+            for text in r.get("misses@5", []):
                 print(f"    miss: {text}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
@@ -257,13 +257,14 @@ def markdown(results: list[dict[str, Any]]) -> str:
         "(bm25s, default English tokenizer, no stemming) over each tool's one-line summary. FastMCP: its own",
         "`search_tools` (BM25SearchTransform, its default 5 results) over the tools `FastMCP.from_openapi` makes",
         "from the same spec, asked through its client (bench/selection/fastmcp_search.py). Held-out rows: tasks",
-        "written before the last tuning and never used for it (bench/selection/heldout/).",
+        "written before the last tuning and never used for it (bench/selection/heldout/); their misses are not listed.",
         "",
         *table(results),
     ]
     lines += ["", "Tasks our ranking misses at 5:", ""]
     for r in results:
-        lines += [f"- {r['spec']}: " + "; ".join(f"“{text}”" for text in r["misses@5"])]
+        if "misses@5" in r:
+            lines += [f"- {r['spec']}: " + "; ".join(f"“{text}”" for text in r["misses@5"])]
     return "\n".join(lines) + "\n"
 
 
