@@ -37,7 +37,7 @@ METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 # ranking that loses more than that fails here (the benchmark prints the figures: bench/results/selection.md)
 # recall@5 the ranking keeps on the tasks it was tuned on and on the held-out ones (bench/selection/heldout)
 RECALL_AT_5 = {"github": 0.86, "stripe": 0.91}
-HELDOUT_RECALL_AT_5 = {"github": 0.71, "stripe": 0.74}
+HELDOUT_RECALL_AT_5 = {"github": 0.72, "stripe": 0.76}
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,10 @@ recall@5 per spec for our ranking, for a baseline: plain BM25 (bm25s, its defaul
 stemming) over each tool's one-line summary, and for FastMCP's own search_tools when its venv is set up.
 
     .venv/bin/python bench/selection/evaluate.py [--spec github ...] [--json bench/results/selection.json]
+
+`--summaries N` also asks, for N sampled tools of each spec, the tool's own one-line summary and prints how
+often that tool (or one with the same summary) comes first: the ranking's precision on the API's own words,
+which a thesaurus line that is too broad lowers. `--tuning-only` leaves the held-out tasks out.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import argparse
 import hashlib
 import json
 import os
+import random
 import subprocess
 import sys
 import time
@@ -124,19 +129,36 @@ def fastmcp(path: str, sets: dict[str, list[Task]]) -> dict[str, list[list[str]]
     return found
 
 
-def evaluate(name: str, path: str, peer: bool = True) -> list[dict[str, Any]]:
+def summaries_first(tools: list[ToolSpec], index: dict[str, Any], sample: int, seed: int = 1) -> float:
+    """Share of `sample` tools (a fixed random sample) ranked first when the query is their own summary."""
+    analyzer = Analyzer()
+    summaries = [short_summary(tool, None) for tool in tools]
+    picks = list(range(len(tools)))
+    random.Random(seed).shuffle(picks)
+    picks = picks[:sample]
+    hits = 0
+    for i in picks:
+        top = rank(index, analyzer.query(summaries[i]), 1)
+        hits += bool(top) and summaries[top[0]] == summaries[i]
+    return hits / len(picks) if picks else 0.0
+
+
+def evaluate(name: str, path: str, peer: bool = True, heldout: bool = True, summaries: int = 0) -> list[dict[str, Any]]:
     """The tuning tasks' result, and the held-out tasks' (heldout/NAME.yaml) where there are some."""
     started = time.perf_counter()
     tools = spec_tools(path)
     index = build_index(tools)
     built = time.perf_counter() - started
     sets = {name: load_tasks(name)}
-    if (HELDOUT / f"{name}.yaml").exists():
+    if heldout and (HELDOUT / f"{name}.yaml").exists():
         sets[f"{name} (held out)"] = load_tasks(name, HELDOUT)
     peers = fastmcp(path, sets) if peer else None
-    return [
+    results = [
         score(label, tasks, tools, index, built, peers.get(label) if peers else None) for label, tasks in sets.items()
     ]
+    if summaries > 0:
+        results[0]["summary_as_query@1"] = round(summaries_first(tools, index, summaries), 3)
+    return results
 
 
 def score(
@@ -165,6 +187,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", type=Path, help="also write the table, with the misses, as Markdown here")
     parser.add_argument("--misses", action="store_true", help="print the tasks our ranking misses at 5")
     parser.add_argument("--no-fastmcp", action="store_true", help="skip FastMCP's search even when its venv is there")
+    parser.add_argument("--tuning-only", action="store_true", help="leave the held-out tasks out")
+    parser.add_argument(
+        "--summaries", type=int, default=0, metavar="N", help="also rank N sampled tools' own summaries (recall@1)"
+    )
     parser.add_argument(
         "--readmes",
         action="store_true",
@@ -173,7 +199,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     paths = spec_paths()
     results = [
-        result for name in args.spec or SPECS for result in evaluate(name, paths[name], peer=not args.no_fastmcp)
+        result
+        for name in args.spec or SPECS
+        for result in evaluate(
+            name, paths[name], peer=not args.no_fastmcp, heldout=not args.tuning_only, summaries=args.summaries
+        )
     ]
     print(
         f"{'spec':19} {'tools':>5} {'tasks':>5}  {'ours r@1':>8} {'ours r@5':>8}  {'bm25 r@1':>8} {'bm25 r@5':>8}"
@@ -187,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['spec']:19} {r['tools']:5} {r['tasks']:5}  {o['recall@1']:8.1%} {o['recall@5']:8.1%}"
             f"  {b['recall@1']:8.1%} {b['recall@5']:8.1%}{peer}"
         )
+        if "summary_as_query@1" in r:
+            print(f"    own summary as the query, recall@1: {r['summary_as_query@1']:.1%}")
         if args.misses:
             for text in r.get("misses@5", []):
                 print(f"    miss: {text}")
