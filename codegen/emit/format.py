@@ -40,24 +40,14 @@ def format_files(files: Mapping[str, str]) -> tuple[dict[str, str], list[Problem
 
 def checked_format(text: str, path: str = "<generated>") -> str:
     """black's output for `text`, compiled: from the cache when this text was formatted and compiled before (only
-    output that compiled is cached under this key, so a hit needs neither black nor the compiler)."""
+    output that compiled is cached, so a hit needs neither black nor the compiler; black is imported on a miss)."""
     name = cache.key(BLACK, COMPILED, text)
-    found = cache.lookup("black", name)
-    if found is None:
-        found = black_format(text)
-        compile(found, path, "exec", dont_inherit=True)
-        cache.store("black", name, found)
-    return found
-
-
-def black_format(text: str) -> str:
-    """black's output for `text` (default mode), from the cache when this text was formatted before."""
-    name = cache.key(BLACK, text)
     found = cache.lookup("black", name)
     if found is None:
         import black
 
         found = black.format_str(text, mode=black.Mode())
+        compile(found, path, "exec", dont_inherit=True)
         cache.store("black", name, found)
     return found
 
