@@ -7,7 +7,8 @@ schemas at a size budget in characters of compact JSON (`fit_budget`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Set
+from collections.abc import Iterator, Mapping, Set
+from itertools import islice
 from typing import Any
 
 from .schemas import Definitions, refs_in
@@ -141,23 +142,12 @@ def _levels(roots: frozenset[str], defs: Definitions, budget: int | None) -> tup
     if found is None:
         levels: list[tuple[list[str], int]] = []
         total = 0
-        seen: set[str] = set()
-        frontier = set(roots)
-        known, refs = defs.__contains__, defs.refs
-        while frontier:
-            level = [name for name in frontier if known(name)]
-            if not level:
-                break
-            seen.update(level)
+        for level in _breadth_first(roots, defs):
             size = defs.total_size(level)
             levels.append((level, size))
             total += size
             if budget is not None and total > budget:
                 break
-            below: set[str] = set()
-            for name in level:
-                below |= refs(name)
-            frontier = below - seen
         found = levels, total
         if memo is not None:
             memo["levels", roots, budget] = found
@@ -189,20 +179,29 @@ def reach(schema: Mapping[str, Any], defs: Definitions, depth: int | None = None
 
 
 def _reach(roots: frozenset[str], defs: Definitions, depth: int | None) -> dict[str, int]:
-    """Breadth first from `roots`."""
+    """Breadth first from `roots`: name -> its level."""
     distance: dict[str, int] = {}
-    frontier = set(roots)
-    hops = 1
-    known, refs = defs.__contains__, defs.refs
-    while frontier and (depth is None or hops <= depth):
-        found: set[str] = set()
-        level = [name for name in frontier if known(name)]
-        for name in level:
-            distance[name] = hops
-            found |= refs(name)
-        frontier = found - distance.keys()
-        hops += 1
+    for hops, level in enumerate(islice(_breadth_first(roots, defs), depth), start=1):
+        distance.update(dict.fromkeys(level, hops))
     return distance
+
+
+def _breadth_first(roots: frozenset[str], defs: Definitions) -> Iterator[list[str]]:
+    """The definitions `roots` reach, a $ref level at a time (hops 1, 2, ...), each name once. A level's own
+    references are read (which converts its definitions) before it is handed out."""
+    seen: set[str] = set()
+    frontier = set(roots)
+    known, refs = defs.__contains__, defs.refs
+    while frontier:
+        level = [name for name in frontier if known(name)]
+        if not level:
+            return
+        seen.update(level)
+        below: set[str] = set()
+        for name in level:
+            below |= refs(name)
+        yield level
+        frontier = below - seen
 
 
 def prune_defs(schema: Mapping[str, Any], defs: Definitions) -> dict[str, Any]:
