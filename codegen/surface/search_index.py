@@ -22,7 +22,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .plans import ToolSpec
-from .search_query import value_kinds
+from .search_query import FILLERS, NEUTRAL, READ_OPENERS, Hints, Value, first_words, joined_words, value_kinds
+from .search_query import values, without_names
 from .vocabulary import SYNONYM_WEIGHT, synonyms
 
 FORMAT = 1
@@ -37,7 +38,7 @@ GROUP_CHARS = 40  # a group (tag) name longer than this is cut in the search_too
 FIELD_WEIGHTS: Mapping[str, float] = {
     "name": 1.0,
     "title": 0.5,
-    "summary": 0.8,
+    "summary": 1.6,
     "description": 1.2,
     "tags": 0.9,
     "path": 2.0,
@@ -55,6 +56,13 @@ RERANK_DEPTH = 30
 RESOURCE_BONUS = 0.2
 COVERAGE_SHARE = 0.3
 IDENTITY_FIELDS = ("name", "title", "summary", "path")  # with the method's verbs, shipped once per verb list
+# A request that reads ("which...?", "show...") or changes ("close the bug") scores INTENT_WEIGHT less on a tool
+# that does the other (GET/HEAD and the read verbs of an RPC path read); one that points at a value ("issue 42",
+# "cus_123") scores up to VALUE_BONUS more on a tool whose path takes what the value identifies.
+INTENT_WEIGHT = 0.5
+VALUE_BONUS = 0.2
+# a path parameter's words that say it is an identifier, not what it identifies ({issue_number}, {task_gid})
+ID_WORDS = frozenset("id ids number num gid key name slug sid uuid identifier code".split())
 
 # The words a user says for what an HTTP method does, by the shape of the path: a collection
 # (/customers), one item (/customers/{id}) or an action on an item (/invoices/{id}/send).
@@ -110,6 +118,7 @@ class Analyzer:
         self._stemmer = snowballstemmer.stemmer("english")
         self._cache: dict[str, str] = {}
         self._texts: dict[str, tuple[str, ...]] = {}  # a large API repeats its descriptions and summaries
+        self._read: frozenset[str] | None = None
 
     def words(self, text: str) -> list[str]:
         words = _WORD.findall(_CAMEL.sub(r"\1 \2", _strip_markup(text)).lower())
@@ -122,8 +131,37 @@ class Analyzer:
         return list(found)
 
     def query(self, text: str) -> list[str]:
-        """A query's stems: its words', then the kind of each value it quotes (search_query.value_kinds)."""
-        return self.stems(text) + [stem for kind in value_kinds(text) for stem in self.stems(kind)]
+        """A query's stems: its words' (without the names it gives), its hyphenated words' written as one, then
+        the kind of each value it quotes (search_query)."""
+        extra = joined_words(text) + value_kinds(text)
+        return self.stems(without_names(text)) + [stem for word in extra for stem in self.stems(word)]
+
+    def hints(self, text: str) -> Hints:
+        """Whether the query reads or changes, and the values it points at (search_query.Hints)."""
+        words = first_words(text)
+        intent = None
+        if text.rstrip().endswith("?") or (words and self._stemmer.stemWord(words[0]) in self.read_stems()):
+            intent = "read"
+        elif words and words[0] not in NEUTRAL:
+            intent = "write"
+        found = []
+        for before, prefix in values(text):
+            named: list[str] = []
+            for word in before:  # nearest first, up to a word that says nothing ("on issue 42": issue)
+                stems = self.stems(word)
+                if not stems:
+                    break
+                named.append(stems[0])
+            if named or prefix:
+                found.append(Value(tuple(named), prefix or ""))
+        return Hints(intent, tuple(found))
+
+    def read_stems(self) -> frozenset[str]:
+        """The stems of the words a request that reads starts with (shipped in search.json)."""
+        if self._read is None:
+            words = (set(READ_OPENERS) | set(f"{_READ_ONE} {_READ_MANY}".split())) - {"open"}  # open a PR: creates
+            self._read = frozenset(self._stemmer.stemWord(word) for word in words)
+        return self._read
 
     def _stems(self, text: str) -> list[str]:
         out = []
@@ -222,6 +260,22 @@ def resource(path: str) -> str:
     return " ".join(words)
 
 
+def path_keys(path: str) -> list[str]:
+    """What the path's parameters identify, each as words: a parameter's name without its identifier words
+    ({issue_number} -> "issue") and the named segment before it (/customers/{customer} -> "customers")."""
+    segments = [s for s in re.split(r"[/.]", path) if s]
+    out = []
+    for i, segment in enumerate(segments):
+        if not segment.startswith("{"):
+            continue
+        words = [w for w in _WORD.findall(_CAMEL.sub(r"\1 \2", segment).lower()) if w not in ID_WORDS]
+        if words:
+            out.append(" ".join(words))
+        if i and not segments[i - 1].startswith("{"):
+            out.append(" ".join(_WORD.findall(_CAMEL.sub(r"\1 \2", segments[i - 1]))))
+    return out
+
+
 def _fields(tool: ToolSpec) -> dict[str, str]:
     op = tool.operation
     path = " ".join(s for s in re.split(r"[/.]", op.path) if s and not s.startswith("{"))
@@ -281,6 +335,12 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
     phrases = synonyms(terms, analyzer.stems)
     verbs = sorted({f["method"] for f in fields})
     verb_number = {text: number for number, text in enumerate(verbs)}
+    verb_stems = [sorted(set(analyzer.stems(text))) for text in verbs]
+    # a verb list reads when it has a reading verb and no changing one (words such as open and set are in both)
+    reading, changing = set(analyzer.stems("list get check")), set(analyzer.stems("create update delete send"))
+    reads = [n for n, stems in enumerate(verb_stems) if reading & set(stems) and not changing & set(stems)]
+    keys = [[tuple(analyzer.stems(key)) for key in path_keys(tool.operation.path)] for tool in tools]
+    nouns = sorted({" ".join(key) for tool_keys in keys for key in tool_keys if key})
     return {
         "format": FORMAT,
         "scale": SCALE,
@@ -288,7 +348,15 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
         "prefix": {"weight": PREFIX_WEIGHT, "min": PREFIX_MIN},
         "synonyms": {"weight": SYNONYM_WEIGHT, "phrases": phrases},
         "rerank": {"depth": RERANK_DEPTH, "resource": RESOURCE_BONUS, "coverage": COVERAGE_SHARE},
-        "verbs": [sorted(set(analyzer.stems(text))) for text in verbs],
+        "intent": {
+            "weight": INTENT_WEIGHT,
+            "read": sorted(analyzer.read_stems()),
+            "fillers": FILLERS,
+            "neutral": NEUTRAL,
+        },
+        "values": {"weight": VALUE_BONUS, "nouns": nouns},
+        "verbs": verb_stems,
+        "reads": reads,
         "tools": [
             {
                 "name": tool.name,
@@ -300,8 +368,9 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
                 "resource": " ".join(sorted(set(analyzer.stems(resource(tool.operation.path))))),
                 "words": " ".join(sorted({stem for field in IDENTITY_FIELDS for stem in analyzer.stems(f[field])})),
                 "verbs": verb_number[f["method"]],
+                "keys": " ".join(sorted({stem for key in tool_keys for stem in key})),
             }
-            for tool, group, f in zip(tools, groups, fields)
+            for tool, group, f, tool_keys in zip(tools, groups, fields, keys)
         ],
         "terms": terms,
     }
