@@ -122,6 +122,8 @@ def test_the_intent_and_values_of_a_request_rank_the_tool_that_does_it(mapped: d
     )
     assert analyzer.hints("please merge PR 17").intent == analyzer.hints("open a pull request").intent == "write"
     assert analyzer.hints("the T-shirt should cost 15 euros").intent is None
+    assert analyzer.hints("I'd like to see the logs").intent == analyzer.hints("give me the logs").intent == "read"
+    assert analyzer.hints("how do I add a member?").intent == analyzer.hints("can I delete it?").intent == "write"
     assert analyzer.hints("merge pull request #17 now").values == (Value(("request", "pull"), ""),)
     assert analyzer.hints("list subscriptions of cus_9's").values == (Value((), "cus"),)
     assert analyzer.hints("on issue 42, in 2 days").values == (Value(("issu",), ""),)  # "in" ends what names 2
@@ -261,6 +263,11 @@ HINT_QUERIES = [
     'add a to-do called "buy food" for pet pe_12 and order or_9\'s shipment',
     "Let's update user us_1 and ca_2 x_3 now",
     "which pets are available",
+    "how do I add a pet?",
+    "I'd like to see the orders",
+    "give me the pets, then tell us",
+    "can I delete order 5?",
+    "",
 ]
 
 

@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .plans import ToolSpec
-from .search_query import FILLERS, NEUTRAL, READ_OPENERS, Hints, Value, first_words, joined_words, value_kinds
-from .search_query import values, without_names
+from .search_query import ASKING, FILLERS, NEUTRAL, READ_OPENERS, TELLING, Hints, Value, intent, joined_words
+from .search_query import value_kinds, values, without_names
 from .vocabulary import SYNONYM_WEIGHT, synonyms
 
 FORMAT = 1
@@ -118,7 +118,7 @@ class Analyzer:
         self._stemmer = snowballstemmer.stemmer("english")
         self._cache: dict[str, str] = {}
         self._texts: dict[str, tuple[str, ...]] = {}  # a large API repeats its descriptions and summaries
-        self._read: frozenset[str] | None = None
+        self._intent: dict[str, list[str]] | None = None
 
     def words(self, text: str) -> list[str]:
         words = _WORD.findall(_CAMEL.sub(r"\1 \2", _strip_markup(text)).lower())
@@ -138,12 +138,6 @@ class Analyzer:
 
     def hints(self, text: str) -> Hints:
         """Whether the query reads or changes, and the values it points at (search_query.Hints)."""
-        words = first_words(text)
-        intent = None
-        if text.rstrip().endswith("?") or (words and self._stemmer.stemWord(words[0]) in self.read_stems()):
-            intent = "read"
-        elif words and words[0] not in NEUTRAL:
-            intent = "write"
         found = []
         for before, prefix in values(text):
             named: list[str] = []
@@ -154,14 +148,25 @@ class Analyzer:
                 named.append(stems[0])
             if named or prefix:
                 found.append(Value(tuple(named), prefix or ""))
-        return Hints(intent, tuple(found))
+        return Hints(intent(text, self.intent_words(), self._stemmer.stemWord), tuple(found))
 
-    def read_stems(self) -> frozenset[str]:
-        """The stems of the words a request that reads starts with (shipped in search.json)."""
-        if self._read is None:
-            words = (set(READ_OPENERS) | set(f"{_READ_ONE} {_READ_MANY}".split())) - {"open"}  # open a PR: creates
-            self._read = frozenset(self._stemmer.stemWord(word) for word in words)
-        return self._read
+    def intent_words(self) -> dict[str, list[str]]:
+        """The words search_query.intent reads, as search.json ships them: the stems of the first words of a
+        request that reads or changes, the fillers before them, the determiners that say neither, and the
+        words after "how" and before "me" that matter."""
+        if self._intent is None:
+            stem = self._stemmer.stemWord
+            reading = {stem(w) for w in (set(READ_OPENERS) | set(f"{_READ_ONE} {_READ_MANY}".split())) - {"open"}}
+            changing = {stem(w) for w in f"{_CREATE} {_CHANGE} {_REMOVE}".split()} - reading  # open a PR: creates
+            self._intent = {
+                "read": sorted(reading),
+                "change": sorted(changing),
+                "fillers": sorted(FILLERS),
+                "neutral": sorted(NEUTRAL),
+                "asking": sorted(ASKING),
+                "telling": sorted(TELLING),
+            }
+        return self._intent
 
     def _stems(self, text: str) -> list[str]:
         out = []
@@ -348,12 +353,7 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
         "prefix": {"weight": PREFIX_WEIGHT, "min": PREFIX_MIN},
         "synonyms": {"weight": SYNONYM_WEIGHT, "phrases": phrases},
         "rerank": {"depth": RERANK_DEPTH, "resource": RESOURCE_BONUS, "coverage": COVERAGE_SHARE},
-        "intent": {
-            "weight": INTENT_WEIGHT,
-            "read": sorted(analyzer.read_stems()),
-            "fillers": FILLERS,
-            "neutral": NEUTRAL,
-        },
+        "intent": {"weight": INTENT_WEIGHT, **analyzer.intent_words()},
         "values": {"weight": VALUE_BONUS, "nouns": nouns},
         "verbs": verb_stems,
         "reads": reads,

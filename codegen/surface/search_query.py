@@ -10,7 +10,8 @@ also looks for "contents"). The generated search.py recognises values with the s
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://\S+")
@@ -61,12 +62,17 @@ HYPHENATED = re.compile(r"\b[A-Za-z]{1,2}(?:-[A-Za-z]+)+\b")
 NUMBER = re.compile(r"#?\d+")  # issue 42, PR #17
 ID = re.compile(r"([A-Za-z]{1,8})_[A-Za-z0-9_]*\d[A-Za-z0-9_]*")  # cus_123, dp_9: a prefix, then a value
 # How a request that reads starts (its first word, after the fillers): a question word, an auxiliary of a
-# question, a verb that reads. Stemmed and shipped in search.json, with the fillers and the words that say
-# nothing either way (a request like "the T-shirt should cost 15 euros" states what should be).
+# question, a verb that reads; "give me", "tell us" too. One that starts with a verb that changes something
+# changes, even as a question ("can I delete the repo?"); a question asks to read; an article or a determiner
+# says nothing either way ("the T-shirt should cost 15 euros"); any other first word is a verb that changes.
+# "how do I ..." asks how to do what follows. search_index ships these words, stemmed where stems are compared,
+# in search.json for the generated server's copy of `intent`.
 READ_OPENERS = """what which who whose how where when is are was were does do did has have any anything show list
     get find see look view fetch display download search check count read return retrieve describe info""".split()
+TELLING = ["give", "tell"]  # followed by me or us
+ASKING = ["do", "does", "can", "could", "should", "would", "to"]  # after "how"
 FILLERS = """please can could would will you me i we let lets just go ahead and want like to need hey ok okay so now
-    then s""".split()
+    then s d ll m ve re""".split()  # the last: what is left of it's, I'd, I'll, I'm, I've, we're
 NEUTRAL = """the a an this that these those my our all every each some it its there""".split()
 MAX_BEFORE = 2  # words before a value that may name what it identifies ("pull request 12")
 
@@ -96,13 +102,36 @@ def joined_words(text: str) -> list[str]:
     return [found.replace("-", "") for found in HYPHENATED.findall(text)]
 
 
-def first_words(text: str) -> list[str]:
-    """The query's words from the first that is not a filler ("can you please show..." -> show...)."""
-    words = re.findall(r"[^\W_]+", text.lower())
+def first_words(text: str, words: Mapping[str, Any]) -> list[str]:
+    """The query's words from the first that is not a filler ("can you please show..." -> show...; "how do I
+    add..." -> add...). `words`: the word lists search.json ships (search_index.intent_words)."""
+    found = re.findall(r"[^\W_]+", text.lower())
+    fillers, asking = set(words["fillers"]), set(words["asking"])
     start = 0
-    while start < len(words) and words[start] in FILLERS:
-        start += 1
-    return words[start:]
+    while start < len(found):
+        if found[start] in fillers:
+            start += 1
+        elif found[start] == "how" and found[start + 1 : start + 2] and found[start + 1] in asking:
+            start += 2
+        else:
+            break
+    return found[start:]
+
+
+def intent(text: str, words: Mapping[str, Any], stem: Callable[[str], str]) -> str | None:
+    """ "read", "write" or None (can't tell): what the request asks, from its first word (see READ_OPENERS)."""
+    found = first_words(text, words)
+    question = text.rstrip().endswith("?")
+    if not found:
+        return "read" if question else None
+    first = stem(found[0])
+    if first in words["read"] or (found[0] in words["telling"] and found[1:2] in (["me"], ["us"])):
+        return "read"
+    if first in words["change"]:
+        return "write"
+    if question:
+        return "read"
+    return None if found[0] in words["neutral"] else "write"
 
 
 def values(text: str) -> list[tuple[list[str], str | None]]:
