@@ -76,7 +76,8 @@ def ours(tools: list[ToolSpec], tasks: list[Task], index: dict[str, Any] | None 
     analyzer = Analyzer()
     operations = [doc["operation"] for doc in index["tools"]]
     return [
-        [operations[i] for i in rank(index, analyzer.query(task.text), 5, analyzer.hints(task.text))] for task in tasks
+        [operations[i] for i in rank(index, analyzer.query(task.text), 5, analyzer.hints(task.text, index["intent"]))]
+        for task in tasks
     ]
 
 
@@ -140,7 +141,7 @@ def summaries_first(tools: list[ToolSpec], index: dict[str, Any], sample: int, s
     picks = picks[:sample]
     hits = 0
     for i in picks:
-        top = rank(index, analyzer.query(summaries[i]), 1, analyzer.hints(summaries[i]))
+        top = rank(index, analyzer.query(summaries[i]), 1, analyzer.hints(summaries[i], index["intent"]))
         hits += bool(top) and summaries[top[0]] == summaries[i]
     return hits / len(picks) if picks else 0.0
 

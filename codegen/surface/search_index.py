@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .plans import ToolSpec
-from .search_query import ASKING, FILLERS, NEUTRAL, READ_OPENERS, TELLING, Hints, Value, intent, joined_words
-from .search_query import value_kinds, values, without_names
+from .search_query import ASKING, FILLERS, NEUTRAL, OBJECTS, READ_OPENERS, TELLING, Hints, Value, intent
+from .search_query import joined_words, value_kinds, values, without_names
 from .vocabulary import SYNONYM_WEIGHT, synonyms
 
 FORMAT = 1
@@ -136,8 +136,9 @@ class Analyzer:
         extra = joined_words(text) + value_kinds(text)
         return self.stems(without_names(text)) + [stem for word in extra for stem in self.stems(word)]
 
-    def hints(self, text: str) -> Hints:
-        """Whether the query reads or changes, and the values it points at (search_query.Hints)."""
+    def hints(self, text: str, words: Mapping[str, Any] | None = None) -> Hints:
+        """Whether the query reads or changes, and the values it points at (search_query.Hints). `words`: the
+        index's "intent" (search.json's: with the API's own nouns), else the words of any API."""
         found = []
         for before, prefix in values(text):
             named: list[str] = []
@@ -148,12 +149,13 @@ class Analyzer:
                 named.append(stems[0])
             if named or prefix:
                 found.append(Value(tuple(named), prefix or ""))
-        return Hints(intent(text, self.intent_words(), self._stemmer.stemWord), tuple(found))
+        return Hints(intent(text, words or self.intent_words(), self._stemmer.stemWord), tuple(found))
 
-    def intent_words(self) -> dict[str, list[str]]:
+    def intent_words(self, nouns: Sequence[str] = (), verbs: Sequence[str] = ()) -> dict[str, list[str]]:
         """The words search_query.intent reads, as search.json ships them: the stems of the first words of a
-        request that reads or changes, the fillers before them, the determiners that say neither, and the
-        words after "how" and before "me" that matter."""
+        request that reads or changes, the fillers before them, the determiners that say neither, the words
+        after "how" and before "me" that matter, the objects of a verb, and the stems of the API's `nouns`
+        that are none of its `verbs` (the first words of its summaries: merge, follow, assign) nor ours."""
         if self._intent is None:
             stem = self._stemmer.stemWord
             reading = {stem(w) for w in (set(READ_OPENERS) | set(f"{_READ_ONE} {_READ_MANY}".split())) - {"open"}}
@@ -165,8 +167,13 @@ class Analyzer:
                 "neutral": sorted(NEUTRAL),
                 "asking": sorted(ASKING),
                 "telling": sorted(TELLING),
+                "objects": sorted(OBJECTS),
+                "nouns": [],
             }
-        return self._intent
+        if not nouns:
+            return self._intent
+        said = set(self._intent["read"]) | set(self._intent["change"]) | {s for verb in verbs for s in self.stems(verb)}
+        return {**self._intent, "nouns": sorted({s for noun in nouns for s in self.stems(noun)} - said)}
 
     def _stems(self, text: str) -> list[str]:
         out = []
@@ -265,6 +272,16 @@ def resource(path: str) -> str:
     return " ".join(words)
 
 
+def path_nouns(method: str, path: str) -> list[str]:
+    """The path's named segments but the action it ends with (POST /invoices/{id}/void, /conversations.kick)."""
+    segments = [s for s in path.split("/") if s and not s.startswith("{")]
+    if segments and "." in segments[-1]:
+        segments[-1] = segments[-1].rsplit(".", 1)[0]  # /chat.postMessage: chat
+    elif segments and method not in ("GET", "HEAD") and path_shape(path) == "action":
+        segments.pop()
+    return [" ".join(_WORD.findall(_CAMEL.sub(r"\1 \2", s))) for s in segments]
+
+
 def path_keys(path: str) -> list[str]:
     """What the path's parameters identify, each as words: a parameter's name without its identifier words
     ({issue_number} -> "issue") and the named segment before it (/customers/{customer} -> "customers")."""
@@ -353,7 +370,13 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
         "prefix": {"weight": PREFIX_WEIGHT, "min": PREFIX_MIN},
         "synonyms": {"weight": SYNONYM_WEIGHT, "phrases": phrases},
         "rerank": {"depth": RERANK_DEPTH, "resource": RESOURCE_BONUS, "coverage": COVERAGE_SHARE},
-        "intent": {"weight": INTENT_WEIGHT, **analyzer.intent_words()},
+        "intent": {
+            "weight": INTENT_WEIGHT,
+            **analyzer.intent_words(
+                sorted({noun for tool in tools for noun in path_nouns(tool.operation.method, tool.operation.path)}),
+                sorted({f["summary"].split(" ", 1)[0] for f in fields if f["summary"]}),
+            ),
+        },
         "values": {"weight": VALUE_BONUS, "nouns": nouns},
         "verbs": verb_stems,
         "reads": reads,

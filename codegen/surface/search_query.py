@@ -74,6 +74,11 @@ ASKING = ["do", "does", "can", "could", "should", "would", "to"]  # after "how"
 FILLERS = """please can could would will you me i we let lets just go ahead and want like to need hey ok okay so now
     then s d ll m ve re""".split()  # the last: what is left of it's, I'd, I'll, I'm, I've, we're
 NEUTRAL = """the a an this that these those my our all every each some it its there""".split()
+# A first word that names one of the API's things (a path segment that is no action: "repository secrets",
+# "status of deployment 7") starts a phrase, not a request to change, unless an object follows it as it follows a
+# verb ("charge the customer", "invite dave@example.com", "run 1234"): a determiner, a pronoun or a value.
+OBJECTS = """me us them him her everyone everybody someone""".split()
+VALUE_LIKE = re.compile(r"[\d@_/#]")
 MAX_BEFORE = 2  # words before a value that may name what it identifies ("pull request 12")
 
 
@@ -131,7 +136,14 @@ def intent(text: str, words: Mapping[str, Any], stem: Callable[[str], str]) -> s
         return "write"
     if question:
         return "read"
-    return None if found[0] in words["neutral"] else "write"
+    if found[0] in words["neutral"]:
+        return None
+    if first in words["nouns"]:
+        after = re.split(rf"\b{re.escape(found[0])}\b", text.lower(), maxsplit=1)[-1].split()
+        second = after[0].strip(PUNCTUATION) if after else ""
+        if not (second in words["neutral"] or second in words["objects"] or VALUE_LIKE.search(second)):
+            return None
+    return "write"
 
 
 def values(text: str) -> list[tuple[list[str], str | None]]:
