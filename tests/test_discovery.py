@@ -120,7 +120,7 @@ def test_the_intent_and_values_of_a_request_rank_the_tool_that_does_it(mapped: d
     assert (
         analyzer.hints("which teams are there?").intent == analyzer.hints("can you show me the teams").intent == "read"
     )
-    assert analyzer.hints("please merge PR 17").intent == analyzer.hints("open a pull request").intent == "write"
+    assert analyzer.hints("please merge the PR").intent == analyzer.hints("open a pull request").intent == "write"
     assert analyzer.hints("the T-shirt should cost 15 euros").intent is None
     assert analyzer.hints("I'd like to see the logs").intent == analyzer.hints("give me the logs").intent == "read"
     assert analyzer.hints("how do I add a member?").intent == analyzer.hints("can I delete it?").intent == "write"
@@ -138,7 +138,7 @@ def test_the_intent_and_values_of_a_request_rank_the_tool_that_does_it(mapped: d
         "dp": ["disput"],
         "in": [],  # invoice, intent, ...: too many meanings
     }
-    # a phrase that starts with one of the API's things is no request to change it, unless an object follows
+    # a phrase that names something is no request to change it: a first word changes when an object follows it
     for index, text, expected in (
         (github, "repository secrets", None),
         (github, "status of deployment 7", None),
@@ -146,6 +146,8 @@ def test_the_intent_and_values_of_a_request_rank_the_tool_that_does_it(mapped: d
         (github, "star torvalds/linux", "write"),
         (stripe, "charge the customer 20 dollars", "write"),
         (stripe, "customer subscriptions", None),
+        (github, "merge PR 17", "write"),  # the API's summaries start with merge: a verb
+        (github, "can you merge PR 17?", "write"),
     ):
         assert analyzer.hints(text, index["intent"]).intent == expected, text
     for index, text, operation in (

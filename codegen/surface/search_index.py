@@ -138,7 +138,7 @@ class Analyzer:
 
     def hints(self, text: str, words: Mapping[str, Any] | None = None) -> Hints:
         """Whether the query reads or changes, and the values it points at (search_query.Hints). `words`: the
-        index's "intent" (search.json's: with the API's own nouns), else the words of any API."""
+        index's "intent" (search.json's: with the API's own verbs), else the words of any API."""
         found = []
         for before, prefix in values(text):
             named: list[str] = []
@@ -151,11 +151,11 @@ class Analyzer:
                 found.append(Value(tuple(named), prefix or ""))
         return Hints(intent(text, words or self.intent_words(), self._stemmer.stemWord), tuple(found))
 
-    def intent_words(self, nouns: Sequence[str] = (), verbs: Sequence[str] = ()) -> dict[str, list[str]]:
+    def intent_words(self, verbs: Sequence[str] = ()) -> dict[str, list[str]]:
         """The words search_query.intent reads, as search.json ships them: the stems of the first words of a
-        request that reads or changes, the fillers before them, the determiners that say neither, the words
-        after "how" and before "me" that matter, the objects of a verb, and the stems of the API's `nouns`
-        that are none of its `verbs` (the first words of its summaries: merge, follow, assign) nor ours."""
+        request that reads or changes (with the API's `verbs`, the first words of its summaries, that do not
+        read: merge, follow, assign), the fillers before them, the determiners that say neither, the words
+        after "how" and before "me" that matter, and the pronouns that may follow a verb."""
         if self._intent is None:
             stem = self._stemmer.stemWord
             reading = {stem(w) for w in (set(READ_OPENERS) | set(f"{_READ_ONE} {_READ_MANY}".split())) - {"open"}}
@@ -168,12 +168,10 @@ class Analyzer:
                 "asking": sorted(ASKING),
                 "telling": sorted(TELLING),
                 "objects": sorted(OBJECTS),
-                "nouns": [],
             }
-        if not nouns:
-            return self._intent
-        said = set(self._intent["read"]) | set(self._intent["change"]) | {s for verb in verbs for s in self.stems(verb)}
-        return {**self._intent, "nouns": sorted({s for noun in nouns for s in self.stems(noun)} - said)}
+        words = {word.lower() for word in verbs if word.isalpha()} - set(FILLERS) - set(NEUTRAL)
+        said = {s for word in words for s in self.stems(word)} - set(self._intent["read"])
+        return {**self._intent, "change": sorted(set(self._intent["change"]) | said)} if said else self._intent
 
     def _stems(self, text: str) -> list[str]:
         out = []
@@ -272,16 +270,6 @@ def resource(path: str) -> str:
     return " ".join(words)
 
 
-def path_nouns(method: str, path: str) -> list[str]:
-    """The path's named segments but the action it ends with (POST /invoices/{id}/void, /conversations.kick)."""
-    segments = [s for s in path.split("/") if s and not s.startswith("{")]
-    if segments and "." in segments[-1]:
-        segments[-1] = segments[-1].rsplit(".", 1)[0]  # /chat.postMessage: chat
-    elif segments and method not in ("GET", "HEAD") and path_shape(path) == "action":
-        segments.pop()
-    return [" ".join(_WORD.findall(_CAMEL.sub(r"\1 \2", s))) for s in segments]
-
-
 def path_keys(path: str) -> list[str]:
     """What the path's parameters identify, each as words: a parameter's name without its identifier words
     ({issue_number} -> "issue") and the named segment before it (/customers/{customer} -> "customers")."""
@@ -372,10 +360,7 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
         "rerank": {"depth": RERANK_DEPTH, "resource": RESOURCE_BONUS, "coverage": COVERAGE_SHARE},
         "intent": {
             "weight": INTENT_WEIGHT,
-            **analyzer.intent_words(
-                sorted({noun for tool in tools for noun in path_nouns(tool.operation.method, tool.operation.path)}),
-                sorted({f["summary"].split(" ", 1)[0] for f in fields if f["summary"]}),
-            ),
+            **analyzer.intent_words(sorted({f["summary"].split(" ", 1)[0] for f in fields if f["summary"]})),
         },
         "values": {"weight": VALUE_BONUS, "nouns": nouns},
         "verbs": verb_stems,

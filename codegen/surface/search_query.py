@@ -62,11 +62,14 @@ HYPHENATED = re.compile(r"\b[A-Za-z]{1,2}(?:-[A-Za-z]+)+\b")
 NUMBER = re.compile(r"#?\d+")  # issue 42, PR #17
 ID = re.compile(r"([A-Za-z]{1,8})_[A-Za-z0-9_]*\d[A-Za-z0-9_]*")  # cus_123, dp_9: a prefix, then a value
 # How a request that reads starts (its first word, after the fillers): a question word, an auxiliary of a
-# question, a verb that reads; "give me", "tell us" too. One that starts with a verb that changes something
-# changes, even as a question ("can I delete the repo?"); a question asks to read; an article or a determiner
-# says nothing either way ("the T-shirt should cost 15 euros"); any other first word is a verb that changes.
-# "how do I ..." asks how to do what follows. search_index ships these words, stemmed where stems are compared,
-# in search.json for the generated server's copy of `intent`.
+# question, a verb that reads; "give me", "tell us" too. One that starts with a verb that changes something (ours,
+# or one the API's summaries start with: merge, follow) changes, even as a question ("can I delete the repo?");
+# a question asks to read; an article or a determiner says nothing either way ("the T-shirt should cost 15
+# euros"); any other first word changes when an object follows it as it follows a verb (a determiner, a pronoun,
+# a value: "kick the bot out", "invite dave@example.com", "store NPM_TOKEN"), else it is a phrase that names
+# something ("repository secrets", "status of deployment 7") and says neither. "how do I ..." asks how to do
+# what follows. search_index ships these words (stemmed where stems are compared) in search.json for the
+# generated server's copy of `intent`.
 READ_OPENERS = """what which who whose how where when is are was were does do did has have any anything show list
     get find see look view fetch display download search check count read return retrieve describe info""".split()
 TELLING = ["give", "tell"]  # followed by me or us
@@ -74,9 +77,6 @@ ASKING = ["do", "does", "can", "could", "should", "would", "to"]  # after "how"
 FILLERS = """please can could would will you me i we let lets just go ahead and want like to need hey ok okay so now
     then s d ll m ve re""".split()  # the last: what is left of it's, I'd, I'll, I'm, I've, we're
 NEUTRAL = """the a an this that these those my our all every each some it its there""".split()
-# A first word that names one of the API's things (a path segment that is no action: "repository secrets",
-# "status of deployment 7") starts a phrase, not a request to change, unless an object follows it as it follows a
-# verb ("charge the customer", "invite dave@example.com", "run 1234"): a determiner, a pronoun or a value.
 OBJECTS = """me us them him her everyone everybody someone""".split()
 VALUE_LIKE = re.compile(r"[\d@_/#]")
 MAX_BEFORE = 2  # words before a value that may name what it identifies ("pull request 12")
@@ -138,12 +138,9 @@ def intent(text: str, words: Mapping[str, Any], stem: Callable[[str], str]) -> s
         return "read"
     if found[0] in words["neutral"]:
         return None
-    if first in words["nouns"]:
-        after = re.split(rf"\b{re.escape(found[0])}\b", text.lower(), maxsplit=1)[-1].split()
-        second = after[0].strip(PUNCTUATION) if after else ""
-        if not (second in words["neutral"] or second in words["objects"] or VALUE_LIKE.search(second)):
-            return None
-    return "write"
+    after = re.split(rf"\b{re.escape(found[0])}\b", text.lower(), maxsplit=1)[-1].split()
+    second = after[0].strip(PUNCTUATION) if after else ""
+    return "write" if second in words["neutral"] or second in words["objects"] or VALUE_LIKE.search(second) else None
 
 
 def values(text: str) -> list[tuple[list[str], str | None]]:
