@@ -112,9 +112,9 @@ class Analyzer:
 
         self._stemmer = snowballstemmer.stemmer("english")
         self._cache: dict[str, str] = {}
-        self._texts: dict[str, tuple[str, ...]] = {}  # a large API repeats its descriptions and summaries
-        self._ids: dict[str, tuple[int, ...]] = {}
+        self._ids: dict[str, tuple[int, ...]] = {}  # a large API repeats its descriptions and summaries
         self.vocabulary: dict[str, int] = {"": 0}
+        self._names = [""]  # stem id -> stem
 
     def words(self, text: str) -> list[str]:
         words = _WORD.findall(_CAMEL.sub(" ", _strip_markup(text)).lower())
@@ -124,19 +124,22 @@ class Analyzer:
         return list(self.stemmed(text))
 
     def stemmed(self, text: str) -> tuple[str, ...]:
-        """`stems` as the cached tuple itself."""
-        found = self._texts.get(text)
-        if found is None:
-            found = self._texts[text] = tuple(self._stems(text))
-        return found
+        names = self._names
+        return tuple(names[number] for number in self.ids(text))
 
     def ids(self, text: str) -> tuple[int, ...]:
         """The stems of `text` as their numbers in `vocabulary`."""
         found = self._ids.get(text)
         if found is None:
-            vocabulary = self.vocabulary
-            found = self._ids[text] = tuple(vocabulary.setdefault(s, len(vocabulary)) for s in self.stemmed(text))
+            found = self._ids[text] = tuple(self._number(stem) for stem in self._stems(text))
         return found
+
+    def _number(self, stem: str) -> int:
+        number = self.vocabulary.get(stem)
+        if number is None:
+            number = self.vocabulary[stem] = len(self._names)
+            self._names.append(stem)
+        return number
 
     def query(self, text: str) -> list[str]:
         """A query's stems: its words', then the kind of each value it quotes (search_query.value_kinds)."""

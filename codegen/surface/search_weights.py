@@ -58,29 +58,34 @@ def combined_postings(
         values.append(data.astype(np.float64) * weight)  # as Python's float(score) * weight
     if not keys:
         return {}
-    return _postings(np.concatenate(keys), np.concatenate(values), documents, vocabulary, scale)
+    all_keys, all_values = np.concatenate(keys), np.concatenate(values)
+    del keys[:], values[:]
+    return _postings(all_keys, all_values, documents, vocabulary, scale)
 
 
 def _postings(keys: np.ndarray, values: np.ndarray, documents: int, vocabulary: dict[str, int], scale: int) -> Postings:
-    """The best value of each (stem, document) key, scaled and rounded; those above 0 grouped by stem."""
+    """The best value of each (stem, document) key, scaled and rounded; those above 0 grouped by stem. Only the
+    lists the index keeps become Python objects (a stem's slice of the arrays at a time)."""
     import numpy as np
 
     order = np.argsort(keys, kind="stable")
     keys, values = keys[order], values[order]
+    del order
     starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    best = np.maximum.reduceat(values, starts) if len(keys) else values
+    best = np.maximum.reduceat(values, starts)
     keys = keys[starts]
+    del values, starts
     weights = np.rint(best * scale)  # round(): half to even, as Python's round of the same float
     kept = (weights > 0) & (keys // documents != vocabulary.get("", EMPTY))
     keys, weights = keys[kept], weights[kept].astype(np.int64)
-    stem_of = keys // documents
-    bounds = np.flatnonzero(np.r_[True, stem_of[1:] != stem_of[:-1], True])
-    stem_ids, tools, scaled = stem_of[bounds[:-1]].tolist(), (keys % documents).tolist(), weights.tolist()
-    spans = dict(zip(stem_ids, zip(bounds[:-1].tolist(), bounds[1:].tolist())))
+    stem_of, tools = keys // documents, keys % documents
+    del keys, kept
+    bounds = np.flatnonzero(np.r_[True, stem_of[1:] != stem_of[:-1], True]).tolist()
+    spans = dict(zip(stem_of[bounds[:-1]].tolist(), zip(bounds[:-1], bounds[1:])))
     out: Postings = {}
     for stem, number in sorted(vocabulary.items()):
         span = spans.get(number)
         if span is not None:
             start, end = span
-            out[stem] = [tools[start:end], scaled[start:end]]
+            out[stem] = [tools[start:end].tolist(), weights[start:end].tolist()]
     return out
