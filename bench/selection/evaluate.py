@@ -154,9 +154,10 @@ def evaluate(name: str, path: str, peer: bool = True, heldout: bool = True, summ
     for label, folder in HELDOUT if heldout else ():
         if (folder / f"{name}.yaml").exists():
             sets[f"{name} ({label})"] = load_tasks(name, folder)
-    peers = fastmcp(path, sets) if peer else None
+    # FastMCP is asked one set at a time: each set's answers are kept on their own, and a slow set loses only its column
+    peers = {label: fastmcp(path, {label: tasks}) if peer else None for label, tasks in sets.items()}
     results = [
-        score(label, tasks, tools, index, built, peers.get(label) if peers else None) for label, tasks in sets.items()
+        score(label, tasks, tools, index, built, (peers[label] or {}).get(label)) for label, tasks in sets.items()
     ]
     if summaries > 0:
         results[0]["summary_as_query@1"] = round(summaries_first(tools, index, summaries), 3)
