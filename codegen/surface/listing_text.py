@@ -11,6 +11,7 @@ middle cut out, plus the tokens of each middle.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -156,9 +157,16 @@ def _plain(value: Any) -> bool:
 
 def _cuts(text: str) -> tuple[int, int]:
     """The first and the last place right after a letter that a non-letter follows (equal: at most one)."""
+    if text.isascii():  # ASCII letters are exactly the ASCII characters str.isalpha accepts: found by the regex engine
+        first, final = _FIRST_CUT.search(text), _LAST_CUT.match(text)
+        return (first.end(), final.end()) if first and final else (0, 0)
     last = len(text) - 1
     start = next((i + 1 for i in range(last) if text[i].isalpha() and not text[i + 1].isalpha()), 0)
     if not start:
         return 0, 0
     end = next((i + 1 for i in range(last - 1, start - 1, -1) if text[i].isalpha() and not text[i + 1].isalpha()), 0)
     return start, max(start, end)
+
+
+_FIRST_CUT = re.compile(r"[A-Za-z](?=[^A-Za-z])")
+_LAST_CUT = re.compile(r".*[A-Za-z](?=[^A-Za-z])", re.DOTALL)  # greedy: the last such place

@@ -14,9 +14,7 @@ Pure: the same tools give byte-identical data (terms and postings sorted, weight
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -24,6 +22,7 @@ from typing import Any
 from .plans import ToolSpec
 from .search_query import ASKING, FILLERS, NEUTRAL, OBJECTS, READ_OPENERS, TELLING, Hints, Value, intent
 from .search_query import joined_words, value_kinds, values, without_names
+from .search_weights import combined_postings
 from .vocabulary import SYNONYM_WEIGHT, synonyms
 
 FORMAT = 1
@@ -105,30 +104,51 @@ STOPWORDS = frozenset(
 )
 
 _TAG = re.compile(r"<[^>]{0,200}>")
-_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")  # where a camelCase word is split: search.py's
+# `([a-z0-9])([A-Z])` -> `\1 \2`, as one space (no template to expand per match)
 _WORD = re.compile(r"[^\W_]+")
 
 
 class Analyzer:
-    """Text -> stems. The generated search.py does exactly the same to a query (tested)."""
+    """Text -> stems. The generated search.py does exactly the same to a query (tested).
+
+    Each distinct text is analyzed once; `ids` numbers its stems in `vocabulary` (shared by all the texts, with ""
+    as 0: an empty document's token), which is what bm25s is given."""
 
     def __init__(self) -> None:
         import snowballstemmer  # imported only where a search index is built (~0.15 s of a small API's run)
 
         self._stemmer = snowballstemmer.stemmer("english")
         self._cache: dict[str, str] = {}
-        self._texts: dict[str, tuple[str, ...]] = {}  # a large API repeats its descriptions and summaries
+        self._ids: dict[str, tuple[int, ...]] = {}  # a large API repeats its descriptions and summaries
+        self.vocabulary: dict[str, int] = {"": 0}
+        self._names = [""]  # stem id -> stem
         self._intent: dict[str, list[str]] | None = None
 
     def words(self, text: str) -> list[str]:
-        words = _WORD.findall(_CAMEL.sub(r"\1 \2", _strip_markup(text)).lower())
+        words = _WORD.findall(_CAMEL.sub(" ", _strip_markup(text)).lower())
         return [w for w in words if len(w) > 1 and w not in STOPWORDS]
 
     def stems(self, text: str) -> list[str]:
-        found = self._texts.get(text)
+        return list(self.stemmed(text))
+
+    def stemmed(self, text: str) -> tuple[str, ...]:
+        names = self._names
+        return tuple(names[number] for number in self.ids(text))
+
+    def ids(self, text: str) -> tuple[int, ...]:
+        """The stems of `text` as their numbers in `vocabulary`."""
+        found = self._ids.get(text)
         if found is None:
-            found = self._texts[text] = tuple(self._stems(text))
-        return list(found)
+            found = self._ids[text] = tuple(self._number(stem) for stem in self._stems(text))
+        return found
+
+    def _number(self, stem: str) -> int:
+        number = self.vocabulary.get(stem)
+        if number is None:
+            number = self.vocabulary[stem] = len(self._names)
+            self._names.append(stem)
+        return number
 
     def query(self, text: str) -> list[str]:
         """A query's stems: its words' (without the names it gives), its hyphenated words' written as one, then
@@ -194,6 +214,11 @@ def short_summary(tool: ToolSpec, limit: int | None = SUMMARY_CHARS) -> str:
     if not tool.operation.summary:
         end = re.search(r"(?<=[.!?])\s", text)
         text = text[: end.start()] if end else text
+    return _shortened(text, limit)
+
+
+def _shortened(text: str, limit: int | None) -> str:
+    """`text`, cut at a word to `limit` characters (when given)."""
     if limit is not None and len(text) > limit:
         cut = text[: limit - 1]
         text = (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
@@ -239,7 +264,7 @@ def action_words(path: str) -> str | None:
     if not segments:
         return None
     last = segments[-1].split(".")[-1] if "." in segments[-1] else segments[-1]
-    first = _WORD.findall(_CAMEL.sub(r"\1 \2", last).replace("-", " ").lower())
+    first = _WORD.findall(_CAMEL.sub(" ", last).replace("-", " ").lower())
     if len(first) < 2 and "." not in segments[-1]:  # one plain word (/customers, /refunds): a noun, not an action
         return None
     return VERB_WORDS.get(first[0]) if first else None
@@ -278,11 +303,11 @@ def path_keys(path: str) -> list[str]:
     for i, segment in enumerate(segments):
         if not segment.startswith("{"):
             continue
-        words = [w for w in _WORD.findall(_CAMEL.sub(r"\1 \2", segment).lower()) if w not in ID_WORDS]
+        words = [w for w in _WORD.findall(_CAMEL.sub(" ", segment).lower()) if w not in ID_WORDS]
         if words:
             out.append(" ".join(words))
         if i and not segments[i - 1].startswith("{"):
-            out.append(" ".join(_WORD.findall(_CAMEL.sub(r"\1 \2", segments[i - 1]))))
+            out.append(" ".join(_WORD.findall(_CAMEL.sub(" ", segments[i - 1]))))
     return out
 
 
@@ -302,50 +327,18 @@ def _fields(tool: ToolSpec) -> dict[str, str]:
     }
 
 
-def _field_scores(documents: Sequence[list[str]]) -> dict[str, dict[int, float]]:
-    """BM25 weight of each (stem, document) of one field, computed by bm25s."""
-    if not any(documents):
-        return {}
-    if "numpy" not in sys.modules:  # nothing here uses its linear algebra: one BLAS thread, half the import's CPU
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    import bm25s  # with numpy: only where a search index is built (~0.25 s of a small API's run)
-
-    model = bm25s.BM25()
-    model.index([doc or [""] for doc in documents], show_progress=False)
-    scores = model.scores
-    data, indices, indptr = scores["data"].tolist(), scores["indices"].tolist(), scores["indptr"].tolist()
-    out: dict[str, dict[int, float]] = {}
-    for term, tid in model.vocab_dict.items():
-        if not term:
-            continue
-        start, end = indptr[tid], indptr[tid + 1]
-        out[term] = dict(zip(indices[start:end], data[start:end]))  # Python ints and floats, as int() and float() give
-    return out
-
-
 def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_WEIGHTS) -> dict[str, Any]:
     """The search index of `tools` as JSON-ready data: documents, groups and stem -> postings."""
     analyzer = Analyzer()
     fields = [_fields(tool) for tool in tools]
-    combined: dict[str, dict[int, float]] = {}
-    for field, weight in sorted(weights.items()):
-        if weight <= 0:
-            continue
-        for term, postings in _field_scores([analyzer.stems(f[field]) for f in fields]).items():
-            bucket = combined.setdefault(term, {})
-            for doc, score in postings.items():
-                bucket[doc] = max(bucket.get(doc, 0.0), weight * score)
-    terms: dict[str, list[list[int]]] = {}
-    for term in sorted(combined):
-        pairs = sorted((doc, round(score * SCALE)) for doc, score in combined[term].items())
-        pairs = [(doc, w) for doc, w in pairs if w > 0]
-        if pairs:
-            terms[term] = [[doc for doc, _ in pairs], [w for _, w in pairs]]
+    documents = {field: [analyzer.ids(f[field]) for f in fields] for field, weight in weights.items() if weight > 0}
+    terms = combined_postings(documents, weights, analyzer.vocabulary, SCALE)
+    del documents
     groups = [group_of(tool) for tool in tools]
     phrases = synonyms(terms, analyzer.stems)
     verbs = sorted({f["method"] for f in fields})
     verb_number = {text: number for number, text in enumerate(verbs)}
-    verb_stems = [sorted(set(analyzer.stems(text))) for text in verbs]
+    verb_stems = [sorted(set(analyzer.stemmed(text))) for text in verbs]
     # a verb list reads when it has a reading verb and no changing one (words such as open and set are in both)
     reading, changing = set(analyzer.stems("list get check")), set(analyzer.stems("create update delete send"))
     reads = [n for n, stems in enumerate(verb_stems) if reading & set(stems) and not changing & set(stems)]
@@ -370,11 +363,11 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
                 "name": tool.name,
                 "title": tool.title,
                 "operation": f"{tool.operation.method} {tool.operation.path}",
-                "summary": short_summary(tool),
+                "summary": _shortened(f["summary"], SUMMARY_CHARS),
                 "group": group,
                 "tags": list(tool.operation.tags),
-                "resource": " ".join(sorted(set(analyzer.stems(resource(tool.operation.path))))),
-                "words": " ".join(sorted({stem for field in IDENTITY_FIELDS for stem in analyzer.stems(f[field])})),
+                "resource": " ".join(sorted(set(analyzer.stemmed(resource(tool.operation.path))))),
+                "words": " ".join(sorted({stem for field in IDENTITY_FIELDS for stem in analyzer.stemmed(f[field])})),
                 "verbs": verb_number[f["method"]],
                 "keys": " ".join(sorted({stem for key in tool_keys for stem in key})),
             }
