@@ -76,7 +76,10 @@ def ours(tools: list[ToolSpec], tasks: list[Task], index: dict[str, Any] | None 
     index = index or build_index(tools)
     analyzer = Analyzer()
     operations = [doc["operation"] for doc in index["tools"]]
-    return [[operations[i] for i in rank(index, analyzer.query(task.text), 5)] for task in tasks]
+    return [
+        [operations[i] for i in rank(index, analyzer.query(task.text), 5, analyzer.hints(task.text, index["intent"]))]
+        for task in tasks
+    ]
 
 
 def baseline(tools: list[ToolSpec], tasks: list[Task]) -> list[list[str]]:
@@ -139,7 +142,7 @@ def summaries_first(tools: list[ToolSpec], index: dict[str, Any], sample: int, s
     picks = picks[:sample]
     hits = 0
     for i in picks:
-        top = rank(index, analyzer.query(summaries[i]), 1)
+        top = rank(index, analyzer.query(summaries[i]), 1, analyzer.hints(summaries[i], index["intent"]))
         hits += bool(top) and summaries[top[0]] == summaries[i]
     return hits / len(picks) if picks else 0.0
 

@@ -20,7 +20,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .plans import ToolSpec
-from .search_query import value_kinds
+from .search_query import ASKING, FILLERS, NEUTRAL, OBJECTS, READ_OPENERS, TELLING, Hints, Value, intent
+from .search_query import joined_words, value_kinds, values, without_names
 from .search_weights import combined_postings
 from .vocabulary import SYNONYM_WEIGHT, synonyms
 
@@ -36,7 +37,7 @@ GROUP_CHARS = 40  # a group (tag) name longer than this is cut in the search_too
 FIELD_WEIGHTS: Mapping[str, float] = {
     "name": 1.0,
     "title": 0.5,
-    "summary": 0.8,
+    "summary": 1.6,
     "description": 1.2,
     "tags": 0.9,
     "path": 2.0,
@@ -54,6 +55,13 @@ RERANK_DEPTH = 30
 RESOURCE_BONUS = 0.2
 COVERAGE_SHARE = 0.3
 IDENTITY_FIELDS = ("name", "title", "summary", "path")  # with the method's verbs, shipped once per verb list
+# A request that reads ("which...?", "show...") or changes ("close the bug") scores INTENT_WEIGHT less on a tool
+# that does the other (GET/HEAD and the read verbs of an RPC path read); one that points at a value ("issue 42",
+# "cus_123") scores up to VALUE_BONUS more on a tool whose path takes what the value identifies.
+INTENT_WEIGHT = 0.5
+VALUE_BONUS = 0.2
+# a path parameter's words that say it is an identifier, not what it identifies ({issue_number}, {task_gid})
+ID_WORDS = frozenset("id ids number num gid key name slug sid uuid identifier code".split())
 
 # The words a user says for what an HTTP method does, by the shape of the path: a collection
 # (/customers), one item (/customers/{id}) or an action on an item (/invoices/{id}/send).
@@ -115,6 +123,7 @@ class Analyzer:
         self._ids: dict[str, tuple[int, ...]] = {}  # a large API repeats its descriptions and summaries
         self.vocabulary: dict[str, int] = {"": 0}
         self._names = [""]  # stem id -> stem
+        self._intent: dict[str, list[str]] | None = None
 
     def words(self, text: str) -> list[str]:
         words = _WORD.findall(_CAMEL.sub(" ", _strip_markup(text)).lower())
@@ -142,8 +151,47 @@ class Analyzer:
         return number
 
     def query(self, text: str) -> list[str]:
-        """A query's stems: its words', then the kind of each value it quotes (search_query.value_kinds)."""
-        return self.stems(text) + [stem for kind in value_kinds(text) for stem in self.stems(kind)]
+        """A query's stems: its words' (without the names it gives), its hyphenated words' written as one, then
+        the kind of each value it quotes (search_query)."""
+        extra = joined_words(text) + value_kinds(text)
+        return self.stems(without_names(text)) + [stem for word in extra for stem in self.stems(word)]
+
+    def hints(self, text: str, words: Mapping[str, Any] | None = None) -> Hints:
+        """Whether the query reads or changes, and the values it points at (search_query.Hints). `words`: the
+        index's "intent" (search.json's: with the API's own verbs), else the words of any API."""
+        found = []
+        for before, prefix in values(text):
+            named: list[str] = []
+            for word in before:  # nearest first, up to a word that says nothing ("on issue 42": issue)
+                stems = self.stems(word)
+                if not stems:
+                    break
+                named.append(stems[0])
+            if named or prefix:
+                found.append(Value(tuple(named), prefix or ""))
+        return Hints(intent(text, words or self.intent_words(), self._stemmer.stemWord), tuple(found))
+
+    def intent_words(self, verbs: Sequence[str] = ()) -> dict[str, list[str]]:
+        """The words search_query.intent reads, as search.json ships them: the stems of the first words of a
+        request that reads or changes (with the API's `verbs`, the first words of its summaries, that do not
+        read: merge, follow, assign), the fillers before them, the determiners that say neither, the words
+        after "how" and before "me" that matter, and the pronouns that may follow a verb."""
+        if self._intent is None:
+            stem = self._stemmer.stemWord
+            reading = {stem(w) for w in (set(READ_OPENERS) | set(f"{_READ_ONE} {_READ_MANY}".split())) - {"open"}}
+            changing = {stem(w) for w in f"{_CREATE} {_CHANGE} {_REMOVE}".split()} - reading  # open a PR: creates
+            self._intent = {
+                "read": sorted(reading),
+                "change": sorted(changing),
+                "fillers": sorted(FILLERS),
+                "neutral": sorted(NEUTRAL),
+                "asking": sorted(ASKING),
+                "telling": sorted(TELLING),
+                "objects": sorted(OBJECTS),
+            }
+        words = {word.lower() for word in verbs if word.isalpha()} - set(FILLERS) - set(NEUTRAL)
+        said = {s for word in words for s in self.stems(word)} - set(self._intent["read"])
+        return {**self._intent, "change": sorted(set(self._intent["change"]) | said)} if said else self._intent
 
     def _stems(self, text: str) -> list[str]:
         out = []
@@ -247,6 +295,22 @@ def resource(path: str) -> str:
     return " ".join(words)
 
 
+def path_keys(path: str) -> list[str]:
+    """What the path's parameters identify, each as words: a parameter's name without its identifier words
+    ({issue_number} -> "issue") and the named segment before it (/customers/{customer} -> "customers")."""
+    segments = [s for s in re.split(r"[/.]", path) if s]
+    out = []
+    for i, segment in enumerate(segments):
+        if not segment.startswith("{"):
+            continue
+        words = [w for w in _WORD.findall(_CAMEL.sub(" ", segment).lower()) if w not in ID_WORDS]
+        if words:
+            out.append(" ".join(words))
+        if i and not segments[i - 1].startswith("{"):
+            out.append(" ".join(_WORD.findall(_CAMEL.sub(" ", segments[i - 1]))))
+    return out
+
+
 def _fields(tool: ToolSpec) -> dict[str, str]:
     op = tool.operation
     path = " ".join(s for s in re.split(r"[/.]", op.path) if s and not s.startswith("{"))
@@ -274,6 +338,12 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
     phrases = synonyms(terms, analyzer.stems)
     verbs = sorted({f["method"] for f in fields})
     verb_number = {text: number for number, text in enumerate(verbs)}
+    verb_stems = [sorted(set(analyzer.stemmed(text))) for text in verbs]
+    # a verb list reads when it has a reading verb and no changing one (words such as open and set are in both)
+    reading, changing = set(analyzer.stems("list get check")), set(analyzer.stems("create update delete send"))
+    reads = [n for n, stems in enumerate(verb_stems) if reading & set(stems) and not changing & set(stems)]
+    keys = [[tuple(analyzer.stems(key)) for key in path_keys(tool.operation.path)] for tool in tools]
+    nouns = sorted({" ".join(key) for tool_keys in keys for key in tool_keys if key})
     return {
         "format": FORMAT,
         "scale": SCALE,
@@ -281,7 +351,13 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
         "prefix": {"weight": PREFIX_WEIGHT, "min": PREFIX_MIN},
         "synonyms": {"weight": SYNONYM_WEIGHT, "phrases": phrases},
         "rerank": {"depth": RERANK_DEPTH, "resource": RESOURCE_BONUS, "coverage": COVERAGE_SHARE},
-        "verbs": [sorted(set(analyzer.stemmed(text))) for text in verbs],
+        "intent": {
+            "weight": INTENT_WEIGHT,
+            **analyzer.intent_words(sorted({f["summary"].split(" ", 1)[0] for f in fields if f["summary"]})),
+        },
+        "values": {"weight": VALUE_BONUS, "nouns": nouns},
+        "verbs": verb_stems,
+        "reads": reads,
         "tools": [
             {
                 "name": tool.name,
@@ -293,8 +369,9 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
                 "resource": " ".join(sorted(set(analyzer.stemmed(resource(tool.operation.path))))),
                 "words": " ".join(sorted({stem for field in IDENTITY_FIELDS for stem in analyzer.stemmed(f[field])})),
                 "verbs": verb_number[f["method"]],
+                "keys": " ".join(sorted({stem for key in tool_keys for stem in key})),
             }
-            for tool, group, f in zip(tools, groups, fields)
+            for tool, group, f, tool_keys in zip(tools, groups, fields, keys)
         ],
         "terms": terms,
     }

@@ -10,6 +10,8 @@ also looks for "contents"). The generated search.py recognises values with the s
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://\S+")
@@ -48,3 +50,109 @@ def _kind(token: str) -> str | None:
     if extension in DOMAINS:
         return "url"
     return "file" if extension in EXTENSIONS else None
+
+
+# -- what else a request says: the name it gives, whether it reads or changes, the values it points at -------------
+
+# "a team called platform", "a repo named notes": the name is a value, not what to look for (its words are dropped)
+NAMED = re.compile(r"\b(called|named|titled)\s+(?:\"[^\"]{1,80}\"|“[^”]{1,80}”|'[^']{1,80}'|\S+)", re.IGNORECASE)
+# "to-do", "e-mail", "re-run": the joined word too, when the first part is a letter or two (a stop word, a prefix);
+# not "feature-login" or "feature-x", names whose joined form only matches by prefix
+HYPHENATED = re.compile(r"\b[A-Za-z]{1,2}(?:-[A-Za-z]+)+\b")
+NUMBER = re.compile(r"#?\d+")  # issue 42, PR #17
+ID = re.compile(r"([A-Za-z]{1,8})_[A-Za-z0-9_]*\d[A-Za-z0-9_]*")  # cus_123, dp_9: a prefix, then a value
+# How a request that reads starts (its first word, after the fillers): a question word, an auxiliary of a
+# question, a verb that reads; "give me", "tell us" too. One that starts with a verb that changes something (ours,
+# or one the API's summaries start with: merge, follow) changes, even as a question ("can I delete the repo?");
+# a question asks to read; an article or a determiner says nothing either way ("the T-shirt should cost 15
+# euros"); any other first word changes when an object follows it as it follows a verb (a determiner, a pronoun,
+# a value: "kick the bot out", "invite dave@example.com", "store NPM_TOKEN"), else it is a phrase that names
+# something ("repository secrets", "status of deployment 7") and says neither. "how do I ..." asks how to do
+# what follows. search_index ships these words (stemmed where stems are compared) in search.json for the
+# generated server's copy of `intent`.
+READ_OPENERS = """what which who whose how where when is are was were does do did has have any anything show list
+    get find see look view fetch display download search check count read return retrieve describe info""".split()
+TELLING = ["give", "tell"]  # followed by me or us
+ASKING = ["do", "does", "can", "could", "should", "would", "to"]  # after "how"
+FILLERS = """please can could would will you me i we let lets just go ahead and want like to need hey ok okay so now
+    then s d ll m ve re""".split()  # the last: what is left of it's, I'd, I'll, I'm, I've, we're
+NEUTRAL = """the a an this that these those my our all every each some it its there""".split()
+OBJECTS = """me us them him her everyone everybody someone""".split()
+VALUE_LIKE = re.compile(r"[\d@_/#]")
+MAX_BEFORE = 2  # words before a value that may name what it identifies ("pull request 12")
+
+
+class Value(NamedTuple):
+    """A number or id-like value of a query: the stems of the words just before it ("pull request 12": request,
+    pull) and an id's prefix ("cus_123": cus; else empty)."""
+
+    words: tuple[str, ...]
+    prefix: str
+
+
+class Hints(NamedTuple):
+    """What a query says besides its words (search_rank.rank reads it)."""
+
+    intent: str | None  # "read", "write" or None (can't tell)
+    values: tuple[Value, ...]
+
+
+def without_names(text: str) -> str:
+    """`text` without the names it gives ("a team called platform" -> "a team called")."""
+    return NAMED.sub(r"\1 ", text)
+
+
+def joined_words(text: str) -> list[str]:
+    """Hyphenated words written as one ("to-do" -> "todo")."""
+    return [found.replace("-", "") for found in HYPHENATED.findall(text)]
+
+
+def first_words(text: str, words: Mapping[str, Any]) -> list[str]:
+    """The query's words from the first that is not a filler ("can you please show..." -> show...; "how do I
+    add..." -> add...). `words`: the word lists search.json ships (search_index.intent_words)."""
+    found = re.findall(r"[^\W_]+", text.lower())
+    fillers, asking = set(words["fillers"]), set(words["asking"])
+    start = 0
+    while start < len(found):
+        if found[start] in fillers:
+            start += 1
+        elif found[start] == "how" and found[start + 1 : start + 2] and found[start + 1] in asking:
+            start += 2
+        else:
+            break
+    return found[start:]
+
+
+def intent(text: str, words: Mapping[str, Any], stem: Callable[[str], str]) -> str | None:
+    """ "read", "write" or None (can't tell): what the request asks, from its first word (see READ_OPENERS)."""
+    found = first_words(text, words)
+    question = text.rstrip().endswith("?")
+    if not found:
+        return "read" if question else None
+    first = stem(found[0])
+    if first in words["read"] or (found[0] in words["telling"] and found[1:2] in (["me"], ["us"])):
+        return "read"
+    if first in words["change"]:
+        return "write"
+    if question:
+        return "read"
+    if found[0] in words["neutral"]:
+        return None
+    after = re.split(rf"\b{re.escape(found[0])}\b", text.lower(), maxsplit=1)[-1].split()
+    second = after[0].strip(PUNCTUATION) if after else ""
+    return "write" if second in words["neutral"] or second in words["objects"] or VALUE_LIKE.search(second) else None
+
+
+def values(text: str) -> list[tuple[list[str], str | None]]:
+    """For each number or id-like value: the words just before it, and the id's prefix (or None)."""
+    tokens = [token.strip(PUNCTUATION) for token in text.split()]
+    tokens = [token[:-2] if token.endswith("'s") else token for token in tokens]
+    out: list[tuple[list[str], str | None]] = []
+    for i, token in enumerate(tokens):
+        found = ID.fullmatch(token)
+        if found or NUMBER.fullmatch(token):
+            before = tokens[max(0, i - MAX_BEFORE) : i][::-1]
+            out.append((before, found.group(1).lower() if found else None))
+            if len(out) >= MAX_VALUES:
+                break
+    return out

@@ -6,13 +6,38 @@ First stage: each tool's score is the sum of its weights for the query's stems (
 phrases stands for the synonym weight; evidence adds up). Second stage, over the first `depth` tools: a tool
 whose resource (the path's last named segment, and what a sub-collection belongs to) the query names scores
 `resource` more, and a tool scores up to `coverage` more for the share of the query's words that say what it
-is: its name, title, summary, path or the verbs of its method, directly or through a prefix or the thesaurus.
+is: its name, title, summary, path or the verbs of its method, directly or through a prefix or the thesaurus;
+a tool that reads when the query changes, or the reverse, scores `intent` less; and one whose path takes what
+the query's values identify ("issue 42": {issue_number}; "cus_123": /customers/{customer}) up to `values` more.
+An id's prefix names what it identifies when it abbreviates one of the API's path nouns (`nouns`): cus ->
+customer, acct -> account, pi -> payment intent (initials); its words join the query's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from .search_query import Hints, Value
+
+MAX_MEANINGS = 2  # an id prefix that abbreviates more of the API's nouns than this names none of them
+
+
+def id_nouns(index: Mapping[str, Any], prefix: str) -> list[str]:
+    """The stems of what an id's prefix abbreviates among the API's path nouns: the nouns whose words' initials
+    it is (pi: payment intent), else the one-word nouns it starts (cus: custom), else those that start with its
+    first letter and hold its letters in order (acct: account); none when more than MAX_MEANINGS fit."""
+    if not prefix:
+        return []
+    nouns = [noun.split(" ") for noun in index.get("values", {}).get("nouns", [])]
+    letters = re.compile(".*".join(re.escape(c) for c in prefix))
+    found = (
+        [n for n in nouns if len(n) > 1 and "".join(w[0] for w in n) == prefix]
+        or [n for n in nouns if len(n) == 1 and n[0].startswith(prefix)]
+        or [n for n in nouns if len(n) == 1 and n[0][0] == prefix[0] and letters.search(n[0])]
+    )
+    return [stem for noun in found for stem in noun] if len(found) <= MAX_MEANINGS else []
 
 
 def expand(index: Mapping[str, Any], stems: Iterable[str]) -> tuple[dict[str, float], dict[str, set[str]]]:
@@ -66,9 +91,10 @@ def rerank(
     ranked: list[tuple[int, float]],
     expanded: Mapping[str, float],
     reach: Mapping[str, set[str]],
+    hints: Hints | None = None,
 ) -> list[tuple[int, float]]:
-    """Second stage: the first `depth` tools scored again (resource named, share of the query covered); the
-    others keep their order after them."""
+    """Second stage: the first `depth` tools scored again (resource named, share of the query covered, the
+    query's intent and values); the others keep their order after them."""
     config = index.get("rerank") or {}
     depth, bonus, share = (
         int(config.get("depth", 0)),
@@ -79,6 +105,10 @@ def rerank(
         return ranked
     tools: list[Mapping[str, Any]] = index["tools"]
     verbs: list[list[str]] = index.get("verbs", [])
+    intent, against = (hints.intent if hints else None), float(index.get("intent", {}).get("weight", 0))
+    reads = set(index.get("reads", ()))
+    bound = _bound(index, hints.values if hints else (), reach)
+    lift = float(index.get("values", {}).get("weight", 0))
     head = []
     for doc, score in ranked[:depth]:
         tool = tools[doc]
@@ -91,12 +121,30 @@ def rerank(
                 words.update(verbs[verb])
             covered = sum(1 for found in reach.values() if not found.isdisjoint(words))
             score *= 1.0 + share * covered / len(reach)
+        if intent and against > 0 and (tool.get("verbs") in reads) != (intent == "read"):
+            score *= 1.0 - against
+        if bound and lift > 0:
+            keys = set(str(tool.get("keys", "")).split())
+            score *= 1.0 + lift * sum(1 for stems in bound if not stems.isdisjoint(keys)) / len(bound)
         head.append((doc, score))
     return sorted(head, key=lambda item: (-item[1], item[0])) + ranked[depth:]
 
 
-def rank(index: Mapping[str, Any], stems: Iterable[str], limit: int) -> list[int]:
-    """Tool numbers, best first, for a query's stems (search_index.Analyzer.query)."""
-    expanded, reach = expand(index, stems)
+def _bound(index: Mapping[str, Any], found: Sequence[Value], reach: Mapping[str, set[str]]) -> list[set[str]]:
+    """For each of the query's values, the stems that may name what it identifies: what the words before it lead
+    to, and what its id prefix abbreviates; values with none are left out."""
+    out = []
+    for value in found:
+        stems = {term for word in (*value.words, *id_nouns(index, value.prefix)) for term in reach.get(word, ())}
+        if stems:
+            out.append(stems)
+    return out
+
+
+def rank(index: Mapping[str, Any], stems: Iterable[str], limit: int, hints: Hints | None = None) -> list[int]:
+    """Tool numbers, best first, for a query's stems (search_index.Analyzer.query) and what else it says
+    (Analyzer.hints: its id prefixes' nouns join its stems)."""
+    words = list(stems) + [stem for value in (hints.values if hints else ()) for stem in id_nouns(index, value.prefix)]
+    expanded, reach = expand(index, words)
     ranked = sorted(scores(index, expanded).items(), key=lambda item: (-item[1], item[0]))
-    return [doc for doc, _ in rerank(index, ranked, expanded, reach)[:limit]]
+    return [doc for doc, _ in rerank(index, ranked, expanded, reach, hints)[:limit]]
