@@ -47,13 +47,18 @@ NEXT = {
 _ONE = ("items", "additionalProperties", "contains", "propertyNames", "then", "else", "unevaluatedProperties")
 _MANY = ("allOf", "anyOf", "oneOf", "prefixItems")
 _MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+Shared = dict[int, tuple[Any, Any]]  # id of a definition -> (the definition, kept alive; its result)
 
 
 def with_results(
-    tool: ToolSpec, resolver: Resolver, problems: list[Problem] | None = None, compact: bool = False
+    tool: ToolSpec,
+    resolver: Resolver,
+    problems: list[Problem] | None = None,
+    compact: bool = False,
+    shared: Shared | None = None,
 ) -> ToolSpec:
     """`tool` with its result plan, and the arguments and output schema members the plan needs (`compact`: their
-    descriptions left out)."""
+    descriptions left out). `shared`: see unrequire."""
     op = tool.operation
     success = next((r for r in op.responses if r.status.startswith("2")), None)
     if success is None or success.media_type is None or json_media_rank(success.media_type) > 1:
@@ -69,7 +74,7 @@ def with_results(
         fields = "fields"
         props["fields"] = FIELDS if compact else {**FIELDS, "description": FIELDS_TEXT}
         if output is not None:
-            output = unrequire(output)
+            output = unrequire(output, shared)
     max_items = max_pages = None
     if pages is not None and items is not None and "max_items" not in props and "max_pages" not in props:
         max_items, max_pages = "max_items", "max_pages"
@@ -121,12 +126,30 @@ def _is_container(schema: Schema, resolver: Resolver) -> bool:
     return bool({"object", "array"} & set(kinds)) or "properties" in node or "items" in node or "allOf" in node
 
 
-def unrequire(schema: Mapping[str, Any]) -> dict[str, Any]:
+def unrequire(schema: Mapping[str, Any], shared: Shared | None = None) -> dict[str, Any]:
     """`schema` without `required`, `minProperties`, `dependentRequired` or `minItems` anywhere ($defs included):
-    a projected item may lack any member, a trimmed array any number of items."""
-    out = _unrequire(schema, 0)
-    assert isinstance(out, dict)
+    a projected item may lack any member, a trimmed array any number of items.
+
+    `shared`: the definitions done so far, by id (the tools of a large API share their output `$defs`): each is
+    done once and the result shared (never modified)."""
+    if shared is None or not isinstance(schema.get("$defs"), Mapping):
+        out = _unrequire(schema, 0)
+        assert isinstance(out, dict)
+        return out
+    out = {}
+    for key, value in schema.items():
+        if key == "$defs":
+            out[key] = {name: _unrequire_shared(node, shared) for name, node in value.items()}
+        else:
+            out.update(_unrequire({key: value}, 0))
     return out
+
+
+def _unrequire_shared(node: Any, shared: Shared) -> Any:
+    found = shared.get(id(node))
+    if found is None:  # found[0] keeps `node` alive: its id is not reused
+        found = shared[id(node)] = (node, _unrequire(node, 1))  # depth 1: a root's $defs member
+    return found[1]
 
 
 def _unrequire(node: Any, depth: int) -> Any:

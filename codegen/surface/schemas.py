@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -37,11 +38,27 @@ class SchemaConverter(NodeConverter):
         self._names: dict[Ref, str] = {}
         self._named: dict[str, Ref] = {}  # the reverse of _names
         self._views: dict[Direction, _Remembered] = {}  # what each direction's Definitions view remembers
+        self._converted: dict[tuple[bytes, str, Direction], dict[str, Any]] = {}  # see convert
 
     # -- public -------------------------------------------------------------------------------------
     def convert(self, schema: Schema, direction: Direction) -> dict[str, Any]:
-        """The JSON Schema for `schema`; the definitions its `$ref`s name are in `self.defs(direction)`."""
-        return self._node(schema.node, schema.at, direction, set(), 0)
+        """The JSON Schema for `schema`; the definitions its `$ref`s name are in `self.defs(direction)`.
+
+        Remembered by content: a large API declares the same inline schema on thousands of operations (Graph's
+        `$select` of one entity type), and a node's conversion depends only on its content, its document (which
+        its `$ref`s are relative to) and the direction -- except for where its problems are reported, so a
+        conversion that reported any is not remembered. The result is shared: callers never modify it."""
+        content = content_key(schema.node)
+        if content is None:
+            return self._node(schema.node, schema.at, direction, set(), 0)
+        key = (content, schema.at.uri, direction)
+        found = self._converted.get(key)
+        if found is None:
+            reported = self._reported
+            found = self._node(schema.node, schema.at, direction, set(), 0)
+            if self._reported == reported:
+                self._converted[key] = found
+        return found
 
     def defs(self, direction: Direction) -> Definitions:
         """Every definition of one direction by its `$defs` name, each converted when first looked up."""
@@ -176,7 +193,8 @@ class Definitions(Mapping[str, dict[str, Any]]):
         self._converter = converter
         self._direction: Direction = direction
         self._refs, self._sizes, self.memo = remembered or ({}, {}, {})
-        # memo: results of walks over these definitions (budget.reach), by their inputs
+        # memo: results of pure steps over this direction's schemas (budget.reach, inputs' argument schemas), by
+        # their inputs
 
     def __getitem__(self, name: str) -> dict[str, Any]:
         return self._converter._definition(self._converter._named[name], self._direction)[0]
@@ -208,6 +226,15 @@ class Definitions(Mapping[str, dict[str, Any]]):
         if name not in self._sizes:
             self._sizes[name] = len(json.dumps(self[name], separators=(",", ":"), ensure_ascii=False))
         return self._sizes[name]
+
+
+def content_key(node: Any) -> bytes | None:
+    """A key equal for two nodes only when they hold the same values, of the same types, keys in the same order
+    (their pickles: unlike JSON text, these tell 1 from "1" and 1.0); None for a node that cannot be pickled."""
+    try:
+        return pickle.dumps(node, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, ValueError, AttributeError, RecursionError):
+        return None
 
 
 def refs_in(node: Any) -> Iterator[str]:
