@@ -134,7 +134,8 @@ class Parameters(Walker):
                 continue
             seen: set[tuple[str, str]] = set()
             for index, node in enumerate(raw):
-                param = self.parameter(node, owner_at.child("parameters", index))
+                node_at = owner_at.child("parameters", index)
+                param = self.shared("parameter", node, node_at, lambda: self.parameter(node, node_at))
                 if param is None:
                     continue
                 key = (param.name, param.location)

@@ -140,21 +140,11 @@ def build_input(
             body_arg = key
         elif entry.param is not None:
             p = entry.param
-            args.append(ArgPlan(key, entry.wire, entry.location, p.style, p.explode, p.allow_reserved, p.content_type))
+            fields: tuple[Any, ...] = (key, entry.wire, entry.location, p.style, p.explode, p.allow_reserved)
+            args.append(_arg_plan((*fields, p.content_type), defs.memo))
         else:
-            args.append(
-                ArgPlan(
-                    key,
-                    entry.wire,
-                    "body",
-                    entry.style,
-                    entry.explode,
-                    False,
-                    entry.content_type,
-                    entry.file,
-                    entry.nullable,
-                )
-            )
+            fields = (key, entry.wire, "body", entry.style, entry.explode, False, entry.content_type, entry.file)
+            args.append(_arg_plan((*fields, entry.nullable), defs.memo))
     body_plan = BodyPlan(body.media_type, body_arg, body.required) if body is not None else None
 
     result: dict[str, Any] = {"type": "object", "properties": properties}
@@ -196,6 +186,16 @@ def _param_schema(param: Parameter, converter: SchemaConverter, memo: dict[Any, 
         if examples is not None:
             memo[key] = found
     return found[1]
+
+
+def _arg_plan(fields: tuple[Any, ...], memo: dict[Any, Any]) -> ArgPlan:
+    """The ArgPlan of these fields, one object for all the tools that have the same (a large API's tools repeat
+    their parameters thousands of times; plans are frozen)."""
+    found = memo.get(("plan", fields))
+    if found is None:
+        found = memo["plan", fields] = ArgPlan(*fields)
+    assert isinstance(found, ArgPlan)
+    return found
 
 
 def _example_text(example: Mapping[str, Any]) -> str:

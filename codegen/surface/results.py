@@ -37,6 +37,12 @@ MAX_PAGES = {"type": "integer", "minimum": 1, "maximum": MAX_PAGES_LIMIT}
 FIELDS_TEXT = 'Keep only these dotted paths, e.g. ["id","user.login"] (in each item of a list).'
 MAX_ITEMS_TEXT = "Follow next pages until this many items are collected, merged."
 MAX_PAGES_TEXT = "Follow at most this many pages."
+# the members as listed without --compact: one object each for all the tools (tools' schemas are never modified)
+DESCRIBED = {
+    "fields": {**FIELDS, "description": FIELDS_TEXT},
+    "max_items": {**MAX_ITEMS, "description": MAX_ITEMS_TEXT},
+    "max_pages": {**MAX_PAGES, "description": MAX_PAGES_TEXT},
+}
 NEXT = {
     "type": "object",
     "description": "More results: call this tool again with these arguments.",
@@ -72,7 +78,7 @@ def with_results(
     schema = success.schema if op.method == "GET" else None  # read operations only
     if schema is not None and "fields" not in props and _is_container(schema, resolver):
         fields = "fields"
-        props["fields"] = FIELDS if compact else {**FIELDS, "description": FIELDS_TEXT}
+        props["fields"] = FIELDS if compact else DESCRIBED["fields"]
         if output is not None:
             output = unrequire(output, shared)
     max_items = max_pages = None
@@ -81,10 +87,7 @@ def with_results(
         if compact:
             props.update(max_items=MAX_ITEMS, max_pages=MAX_PAGES)
         else:
-            props.update(
-                max_items={**MAX_ITEMS, "description": MAX_ITEMS_TEXT},
-                max_pages={**MAX_PAGES, "description": MAX_PAGES_TEXT},
-            )
+            props.update(max_items=DESCRIBED["max_items"], max_pages=DESCRIBED["max_pages"])
     next_in = "meta"
     if pages is not None and output is not None and "next" not in (output.get("properties") or {}):
         output["properties"] = {**output.get("properties", {}), "next": NEXT}
