@@ -31,7 +31,11 @@ class BodiesAndResponses(Walker):
                 styles.append((str(key), str(style), bool(explode)))
         return Body(
             media_type=media_type,
-            schema=Schema(media["schema"], at.child("content", media_type, "schema")) if "schema" in media else None,
+            schema=(
+                Schema(self.canonical(media["schema"]), at.child("content", media_type, "schema"))
+                if "schema" in media
+                else None
+            ),
             required=node.get("required") is True,
             description=text(node.get("description")).strip(),
             alternatives=tuple(sorted(m for m in content if m != media_type)),
@@ -74,7 +78,7 @@ class BodiesAndResponses(Walker):
             media_type = pick_media_type(content)
             media = content[media_type]
             if isinstance(media, dict) and "schema" in media:
-                schema = Schema(media["schema"], response_at.child("content", media_type, "schema"))
+                schema = Schema(self.canonical(media["schema"]), response_at.child("content", media_type, "schema"))
         media_types = tuple(sorted(content, key=lambda m: (json_media_rank(m), m))) if isinstance(content, dict) else ()
         headers = response.get("headers")
         return Response(

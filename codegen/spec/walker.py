@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..problems import Level, Problem
+from .content import content_key
 from .refs import Ref, RefError, Resolver
 
 T = TypeVar("T")
@@ -33,6 +34,7 @@ class Walker:
         self.problems: list[Problem] = []
         self._warned_security: set[str] = set()  # pointers of requirements already reported
         self._by_ref: dict[tuple[str, ...], Any] = {}  # see shared
+        self._by_content: dict[bytes, Any] = {}  # see canonical
 
     def warn(self, message: str, at: Ref) -> None:
         self.problems.append(self.resolver.problem(Level.WARNING, message, at))
@@ -57,6 +59,14 @@ class Walker:
         if len(self.problems) == reported:
             self._by_ref[key] = made
         return made
+
+    def canonical(self, node: Any) -> Any:
+        """The first node read with the same content as `node` (or `node`): the operations that declare the same
+        inline schema then hold one object, and the document's copies are freed with it."""
+        key = content_key(node)
+        if key is None:
+            return node
+        return self._by_content.setdefault(key, node)
 
     def deref(self, node: Any, at: Ref, what: str) -> tuple[Any, Ref]:
         try:

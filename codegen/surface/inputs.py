@@ -16,12 +16,13 @@ from typing import Any, NamedTuple
 
 from ..problems import Level, Problem
 from ..spec.model import Operation, Parameter
+from ..spec.content import content_key
 from ..spec.media import json_media_rank
 from ..spec.refs import Ref
 from . import naming
 from .budget import INPUT_BUDGET, fit_budget
 from .plans import ArgPlan, BodyPlan
-from .schemas import SchemaConverter, content_key
+from .schemas import SchemaConverter
 
 FILE_SCHEMA: Mapping[str, Any] = {  # a file part of a multipart body, as the tool takes it
     "type": "object",

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import pickle
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..spec.content import content_key
 from ..spec.model import Dialect, Schema
 from ..problems import Level
 from ..spec.refs import Ref, RefError, Resolver
@@ -39,6 +39,7 @@ class SchemaConverter(NodeConverter):
         self._named: dict[str, Ref] = {}  # the reverse of _names
         self._views: dict[Direction, _Remembered] = {}  # what each direction's Definitions view remembers
         self._converted: dict[tuple[bytes, str, Direction], dict[str, Any]] = {}  # see convert
+        self._by_node: dict[tuple[int, str, Direction], tuple[Any, dict[str, Any]]] = {}  # the same, by node id
 
     # -- public -------------------------------------------------------------------------------------
     def convert(self, schema: Schema, direction: Direction) -> dict[str, Any]:
@@ -47,7 +48,11 @@ class SchemaConverter(NodeConverter):
         Remembered by content: a large API declares the same inline schema on thousands of operations (Graph's
         `$select` of one entity type), and a node's conversion depends only on its content, its document (which
         its `$ref`s are relative to) and the direction -- except for where its problems are reported, so a
-        conversion that reported any is not remembered. The result is shared: callers never modify it."""
+        conversion that reported any is not remembered. The result is shared: callers never modify it. (normalize
+        gives operations one node per content, spec.walker.Walker.canonical: a node seen before is found by id.)"""
+        by_node = (id(schema.node), schema.at.uri, direction)
+        if by_node in self._by_node:
+            return self._by_node[by_node][1]
         content = content_key(schema.node)
         if content is None:
             return self._node(schema.node, schema.at, direction, set(), 0)
@@ -56,8 +61,10 @@ class SchemaConverter(NodeConverter):
         if found is None:
             reported = self._reported
             found = self._node(schema.node, schema.at, direction, set(), 0)
-            if self._reported == reported:
-                self._converted[key] = found
+            if self._reported != reported:
+                return found
+            self._converted[key] = found
+        self._by_node[by_node] = (schema.node, found)  # [0] keeps the node alive: its id is not reused
         return found
 
     def defs(self, direction: Direction) -> Definitions:
@@ -226,15 +233,6 @@ class Definitions(Mapping[str, dict[str, Any]]):
         if name not in self._sizes:
             self._sizes[name] = len(json.dumps(self[name], separators=(",", ":"), ensure_ascii=False))
         return self._sizes[name]
-
-
-def content_key(node: Any) -> bytes | None:
-    """A key equal for two nodes only when they hold the same values, of the same types, keys in the same order
-    (their pickles: unlike JSON text, these tell 1 from "1" and 1.0); None for a node that cannot be pickled."""
-    try:
-        return pickle.dumps(node, protocol=pickle.HIGHEST_PROTOCOL)
-    except (pickle.PicklingError, TypeError, ValueError, AttributeError, RecursionError):
-        return None
 
 
 def refs_in(node: Any) -> Iterator[str]:
