@@ -23,6 +23,7 @@ OUTPUT_ANNOTATIONS = frozenset(
 # Keywords whose subschemas constrain in reverse (or conditionally): loosening inside them could reject
 # valid responses, so a loosened output schema drops them, which only accepts more.
 OUTPUT_CONTRAVARIANT = frozenset({"not", "if", "then", "else"})
+_REFS_IN_KEYS = frozenset({"$defs", "$ref", "mapping"})  # the keys refs_in reads at any level
 
 
 def loosen(schema: dict[str, Any], defs: Definitions, depth: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -73,7 +74,7 @@ def fit_budget(
     the root are kept, N the largest that fits (at least 1); a reference to a farther one becomes its type
     and description alone. The server then accepts more there and the upstream API judges the rest: a tool
     whose schema runs to megabytes (a large API's entity graph) is no use to a model either."""
-    roots = frozenset(refs_in(schema))
+    roots = _roots(schema, defs)
     levels, total = _levels(roots, defs, budget)
     if budget is None or total <= budget:
         memo = getattr(defs, "memo", None)
@@ -121,6 +122,22 @@ def fit_budget(
     result = cut(schema), dict(kept_defs), depth
     del cut  # as in loosen: no reference cycle left for the collector
     return result
+
+
+def _roots(schema: dict[str, Any], defs: Definitions) -> frozenset[str]:
+    """The `$defs` names `schema` refers to (refs_in), each property's remembered by its id: argument schemas are
+    shared by the tools that have the same argument (inputs._param_schema), and some hold long enums."""
+    props = schema.get("properties")
+    memo = getattr(defs, "memo", None)
+    if memo is None or not isinstance(props, dict) or not _REFS_IN_KEYS.isdisjoint(props):
+        return frozenset(refs_in(schema))  # a property named like a keyword refs_in reads: walked as refs_in does
+    names = set(refs_in({key: value for key, value in schema.items() if key != "properties"}))
+    for value in props.values():
+        found = memo.get(("refs", id(value)))
+        if found is None:  # found[0] keeps `value` alive: its id is not reused
+            found = memo["refs", id(value)] = (value, frozenset(refs_in(value)))
+        names |= found[1]
+    return frozenset(names)
 
 
 def _cut_depth(levels: list[tuple[list[str], int]], budget: int) -> tuple[int, frozenset[str]]:
