@@ -31,7 +31,8 @@ def loosen(schema: dict[str, Any], defs: Definitions, depth: int) -> tuple[dict[
 
     A definition's distance is the fewest $ref hops from the root (breadth first); references to
     definitions farther than `depth` become `{"type": <its type>}` (or `{}`), which accepts a superset."""
-    kept = set(reach(schema, defs, depth))
+    kept = frozenset(reach(schema, defs, depth))
+    memo = getattr(defs, "memo", None)  # the loosened definitions and root properties depend only on which are kept
 
     def cut(node: Any, level: int) -> Any:  # level: 0 = the root, 1 = its properties; descriptions below go
         if isinstance(node, list):
@@ -45,7 +46,9 @@ def loosen(schema: dict[str, Any], defs: Definitions, depth: int) -> tuple[dict[
         for key, value in node.items():
             if key in OUTPUT_ANNOTATIONS or key in OUTPUT_CONTRAVARIANT or (key == "description" and level > 1):
                 continue
-            if key in ("properties", "patternProperties", "dependentSchemas") and isinstance(value, dict):
+            if key == "properties" and level == 0 and isinstance(value, dict) and memo is not None:
+                out[key] = {k: shared(v) for k, v in value.items()}
+            elif key in ("properties", "patternProperties", "dependentSchemas") and isinstance(value, dict):
                 out[key] = {k: cut(v, level + 1) for k, v in value.items()}
             elif key in ("enum", "const", "required", "dependentRequired"):
                 out[key] = value
@@ -53,15 +56,21 @@ def loosen(schema: dict[str, Any], defs: Definitions, depth: int) -> tuple[dict[
                 out[key] = cut(value, level + 2)
         return out
 
-    memo = getattr(defs, "memo", None)  # the loosened definitions depend only on which are kept: shared
-    key = ("loose", frozenset(kept))
+    def shared(member: Any) -> Any:  # a root property (the definitions' own, shared): cut once per kept set
+        assert memo is not None
+        found = memo.get(("loose member", id(member), kept))
+        if found is None:  # found[0] keeps `member` alive: its id is not reused
+            found = memo["loose member", id(member), kept] = (member, cut(member, 1))
+        return found[1]
+
+    key = ("loose", kept)
     loose_defs = memo.get(key) if memo is not None else None
     if loose_defs is None:
         loose_defs = {name: cut(defs[name], 2) for name in sorted(kept)}
         if memo is not None:
             memo[key] = loose_defs
     result = cut(schema, 0), dict(loose_defs)
-    del cut  # the recursive closure is a reference cycle (holding `kept`): freed now, without the collector
+    del cut, shared  # the recursive closures are a reference cycle (holding `kept`): freed now, without the collector
     return result
 
 

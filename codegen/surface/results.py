@@ -133,15 +133,15 @@ def unrequire(schema: Mapping[str, Any], shared: Shared | None = None) -> dict[s
     """`schema` without `required`, `minProperties`, `dependentRequired` or `minItems` anywhere ($defs included):
     a projected item may lack any member, a trimmed array any number of items.
 
-    `shared`: the definitions done so far, by id (the tools of a large API share their output `$defs`): each is
-    done once and the result shared (never modified)."""
-    if shared is None or not isinstance(schema.get("$defs"), Mapping):
+    `shared`: the definitions and root properties done so far, by id (the tools of a large API share them): each
+    is done once and the result shared (never modified)."""
+    if shared is None:
         out = _unrequire(schema, 0)
         assert isinstance(out, dict)
         return out
     out = {}
     for key, value in schema.items():
-        if key == "$defs":
+        if key in ("$defs", "properties") and isinstance(value, Mapping):
             out[key] = {name: _unrequire_shared(node, shared) for name, node in value.items()}
         else:
             out.update(_unrequire({key: value}, 0))
@@ -151,7 +151,7 @@ def unrequire(schema: Mapping[str, Any], shared: Shared | None = None) -> dict[s
 def _unrequire_shared(node: Any, shared: Shared) -> Any:
     found = shared.get(id(node))
     if found is None:  # found[0] keeps `node` alive: its id is not reused
-        found = shared[id(node)] = (node, _unrequire(node, 1))  # depth 1: a root's $defs member
+        found = shared[id(node)] = (node, _unrequire(node, 1))  # depth 1: a member of the root's $defs or properties
     return found[1]
 
 
