@@ -31,7 +31,11 @@ class BodiesAndResponses(Walker):
                 styles.append((str(key), str(style), bool(explode)))
         return Body(
             media_type=media_type,
-            schema=Schema(media["schema"], at.child("content", media_type, "schema")) if "schema" in media else None,
+            schema=(
+                Schema(self.canonical(media["schema"]), at.child("content", media_type, "schema"))
+                if "schema" in media
+                else None
+            ),
             required=node.get("required") is True,
             description=text(node.get("description")).strip(),
             alternatives=tuple(sorted(m for m in content if m != media_type)),
@@ -53,31 +57,36 @@ class BodiesAndResponses(Walker):
                 self.warn("'responses' is not an object", at)
             return
         for status in sorted(node, key=str):
-            try:
-                response, response_at = self.resolver.resolve(node[status], at.child(status))
-            except RefError as exc:
-                self.warn(f"response {status}: {exc}", exc.at)
-                continue
-            if not isinstance(response, dict):
-                continue
-            content = response.get("content")
-            media_type = None
-            schema = None
-            if isinstance(content, dict) and content:
-                media_type = pick_media_type(content)
-                media = content[media_type]
-                if isinstance(media, dict) and "schema" in media:
-                    schema = Schema(media["schema"], response_at.child("content", media_type, "schema"))
-            media_types = (
-                tuple(sorted(content, key=lambda m: (json_media_rank(m), m))) if isinstance(content, dict) else ()
-            )
-            headers = response.get("headers")
-            yield Response(
-                str(status).upper(),
-                text(response.get("description")).strip(),
-                media_type,
-                schema,
-                media_types,
-                response_at,
-                tuple(sorted({str(h).lower() for h in headers})) if isinstance(headers, dict) else (),
-            )
+            raw, raw_at = node[status], at.child(status)
+            found = self.shared(f"response {status}", raw, raw_at, lambda: self.response(status, raw, raw_at))
+            if found is not None:
+                yield found
+
+    def response(self, status: Any, node: Any, at: Ref) -> Response | None:
+        """The response for `status` (`node`, found at `at`); None when it is not one."""
+        try:
+            response, response_at = self.resolver.resolve(node, at)
+        except RefError as exc:
+            self.warn(f"response {status}: {exc}", exc.at)
+            return None
+        if not isinstance(response, dict):
+            return None
+        content = response.get("content")
+        media_type = None
+        schema = None
+        if isinstance(content, dict) and content:
+            media_type = pick_media_type(content)
+            media = content[media_type]
+            if isinstance(media, dict) and "schema" in media:
+                schema = Schema(self.canonical(media["schema"]), response_at.child("content", media_type, "schema"))
+        media_types = tuple(sorted(content, key=lambda m: (json_media_rank(m), m))) if isinstance(content, dict) else ()
+        headers = response.get("headers")
+        return Response(
+            str(status).upper(),
+            text(response.get("description")).strip(),
+            media_type,
+            schema,
+            media_types,
+            response_at,
+            tuple(sorted({str(h).lower() for h in headers})) if isinstance(headers, dict) else (),
+        )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any, cast
 from urllib.parse import unquote
 
@@ -134,7 +135,8 @@ class Parameters(Walker):
                 continue
             seen: set[tuple[str, str]] = set()
             for index, node in enumerate(raw):
-                param = self.parameter(node, owner_at.child("parameters", index))
+                node_at = owner_at.child("parameters", index)
+                param = self.shared("parameter", node, node_at, lambda: self.parameter(node, node_at))
                 if param is None:
                     continue
                 key = (param.name, param.location)
@@ -184,9 +186,9 @@ class Parameters(Walker):
             content_type = pick_media_type(node["content"])
             media = node["content"][content_type]
             if isinstance(media, dict) and "schema" in media:
-                schema = Schema(media["schema"], at.child("content", content_type, "schema"))
+                schema = Schema(self.canonical(media["schema"]), at.child("content", content_type, "schema"))
         elif "schema" in node:
-            schema = Schema(node["schema"], at.child("schema"))
+            schema = Schema(self.canonical(node["schema"]), at.child("schema"))
         else:
             self.warn(f"parameter {name!r} has no schema; taken as a string", at)
         style = (
@@ -201,11 +203,11 @@ class Parameters(Walker):
         if location == "path" and node.get("required") is not True:
             self.warn(f"path parameter {name!r} must be required; taken as required", at)
         return Parameter(
-            name=name,
+            name=sys.intern(name),  # one string for the thousands of operations that have the parameter
             location=location,
             required=required,
             schema=schema,
-            description=text(node.get("description")).strip(),
+            description=sys.intern(text(node.get("description")).strip()),
             style=style,
             explode=explode,
             allow_reserved=node.get("allowReserved") is True,

@@ -6,10 +6,14 @@ module on top of `Walker`; `normalize._Normalizer` combines them and walks the p
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ..problems import Level, Problem
+from .content import content_key
 from .refs import Ref, RefError, Resolver
+
+T = TypeVar("T")
 
 
 class Skip(Exception):
@@ -29,12 +33,40 @@ class Walker:
         self.root = resolver.root
         self.problems: list[Problem] = []
         self._warned_security: set[str] = set()  # pointers of requirements already reported
+        self._by_ref: dict[tuple[str, ...], Any] = {}  # see shared
+        self._by_content: dict[bytes, Any] = {}  # see canonical
 
     def warn(self, message: str, at: Ref) -> None:
         self.problems.append(self.resolver.problem(Level.WARNING, message, at))
 
     def skip(self, message: str, at: Ref) -> Skip:
         return Skip(self.resolver.problem(Level.ERROR, message, at))
+
+    def shared(self, kind: str, node: Any, at: Ref, make: Callable[[], T]) -> T:
+        """`make()` for `node` found at `at`; when `node` is a `$ref`, made once for every place that has the same
+        reference (a large API's operations share their parameters and error responses through components).
+        What is made depends only on the reference's target, except for where its problems are reported: made
+        again wherever it reported any."""
+        ref = node.get("$ref") if isinstance(node, dict) else None
+        if not isinstance(ref, str):
+            return make()
+        key = (kind, ref, at.uri)
+        if key in self._by_ref:
+            found: T = self._by_ref[key]
+            return found
+        reported = len(self.problems)
+        made = make()
+        if len(self.problems) == reported:
+            self._by_ref[key] = made
+        return made
+
+    def canonical(self, node: Any) -> Any:
+        """The first node read with the same content as `node` (or `node`): the operations that declare the same
+        inline schema then hold one object, and the document's copies are freed with it."""
+        key = content_key(node)
+        if key is None:
+            return node
+        return self._by_content.setdefault(key, node)
 
     def deref(self, node: Any, at: Ref, what: str) -> tuple[Any, Ref]:
         try:

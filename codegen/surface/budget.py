@@ -23,6 +23,7 @@ OUTPUT_ANNOTATIONS = frozenset(
 # Keywords whose subschemas constrain in reverse (or conditionally): loosening inside them could reject
 # valid responses, so a loosened output schema drops them, which only accepts more.
 OUTPUT_CONTRAVARIANT = frozenset({"not", "if", "then", "else"})
+_REFS_IN_KEYS = frozenset({"$defs", "$ref", "mapping"})  # the keys refs_in reads at any level
 
 
 def loosen(schema: dict[str, Any], defs: Definitions, depth: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -30,7 +31,8 @@ def loosen(schema: dict[str, Any], defs: Definitions, depth: int) -> tuple[dict[
 
     A definition's distance is the fewest $ref hops from the root (breadth first); references to
     definitions farther than `depth` become `{"type": <its type>}` (or `{}`), which accepts a superset."""
-    kept = set(reach(schema, defs, depth))
+    kept = frozenset(reach(schema, defs, depth))
+    memo = getattr(defs, "memo", None)  # the loosened definitions and root properties depend only on which are kept
 
     def cut(node: Any, level: int) -> Any:  # level: 0 = the root, 1 = its properties; descriptions below go
         if isinstance(node, list):
@@ -44,7 +46,9 @@ def loosen(schema: dict[str, Any], defs: Definitions, depth: int) -> tuple[dict[
         for key, value in node.items():
             if key in OUTPUT_ANNOTATIONS or key in OUTPUT_CONTRAVARIANT or (key == "description" and level > 1):
                 continue
-            if key in ("properties", "patternProperties", "dependentSchemas") and isinstance(value, dict):
+            if key == "properties" and level == 0 and isinstance(value, dict) and memo is not None:
+                out[key] = {k: shared(v) for k, v in value.items()}
+            elif key in ("properties", "patternProperties", "dependentSchemas") and isinstance(value, dict):
                 out[key] = {k: cut(v, level + 1) for k, v in value.items()}
             elif key in ("enum", "const", "required", "dependentRequired"):
                 out[key] = value
@@ -52,15 +56,21 @@ def loosen(schema: dict[str, Any], defs: Definitions, depth: int) -> tuple[dict[
                 out[key] = cut(value, level + 2)
         return out
 
-    memo = getattr(defs, "memo", None)  # the loosened definitions depend only on which are kept: shared
-    key = ("loose", frozenset(kept))
+    def shared(member: Any) -> Any:  # a root property (the definitions' own, shared): cut once per kept set
+        assert memo is not None
+        found = memo.get(("loose member", id(member), kept))
+        if found is None:  # found[0] keeps `member` alive: its id is not reused
+            found = memo["loose member", id(member), kept] = (member, cut(member, 1))
+        return found[1]
+
+    key = ("loose", kept)
     loose_defs = memo.get(key) if memo is not None else None
     if loose_defs is None:
         loose_defs = {name: cut(defs[name], 2) for name in sorted(kept)}
         if memo is not None:
             memo[key] = loose_defs
     result = cut(schema, 0), dict(loose_defs)
-    del cut  # the recursive closure is a reference cycle (holding `kept`): freed now, without the collector
+    del cut, shared  # the recursive closures are a reference cycle (holding `kept`): freed now, without the collector
     return result
 
 
@@ -73,7 +83,7 @@ def fit_budget(
     the root are kept, N the largest that fits (at least 1); a reference to a farther one becomes its type
     and description alone. The server then accepts more there and the upstream API judges the rest: a tool
     whose schema runs to megabytes (a large API's entity graph) is no use to a model either."""
-    roots = frozenset(refs_in(schema))
+    roots = _roots(schema, defs)
     levels, total = _levels(roots, defs, budget)
     if budget is None or total <= budget:
         memo = getattr(defs, "memo", None)
@@ -121,6 +131,22 @@ def fit_budget(
     result = cut(schema), dict(kept_defs), depth
     del cut  # as in loosen: no reference cycle left for the collector
     return result
+
+
+def _roots(schema: dict[str, Any], defs: Definitions) -> frozenset[str]:
+    """The `$defs` names `schema` refers to (refs_in), each property's remembered by its id: argument schemas are
+    shared by the tools that have the same argument (inputs._param_schema), and some hold long enums."""
+    props = schema.get("properties")
+    memo = getattr(defs, "memo", None)
+    if memo is None or not isinstance(props, dict) or not _REFS_IN_KEYS.isdisjoint(props):
+        return frozenset(refs_in(schema))  # a property named like a keyword refs_in reads: walked as refs_in does
+    names = set(refs_in({key: value for key, value in schema.items() if key != "properties"}))
+    for value in props.values():
+        found = memo.get(("refs", id(value)))
+        if found is None:  # found[0] keeps `value` alive: its id is not reused
+            found = memo["refs", id(value)] = (value, frozenset(refs_in(value)))
+        names |= found[1]
+    return frozenset(names)
 
 
 def _cut_depth(levels: list[tuple[list[str], int]], budget: int) -> tuple[int, frozenset[str]]:

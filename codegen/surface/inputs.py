@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..problems import Level, Problem
 from ..spec.model import Operation, Parameter
+from ..spec.content import content_key
 from ..spec.media import json_media_rank
 from ..spec.refs import Ref
 from . import naming
@@ -37,8 +37,7 @@ FILE_SCHEMA: Mapping[str, Any] = {  # a file part of a multipart body, as the to
 MAX_EXAMPLE_TEXT = 300  # characters of the example arguments shown in the tool description
 
 
-@dataclass(frozen=True, slots=True)
-class _Entry:
+class _Entry(NamedTuple):  # a tuple: tens of thousands are made for a large API, and a frozen dataclass is slower
     wire: str  # the name on the wire ("body" for a whole body)
     location: str  # path | query | header | cookie | body | body-whole
     schema: dict[str, Any]
@@ -66,13 +65,7 @@ def build_input(
     entries: list[_Entry] = []
     examples: dict[str, Any] = {}  # wire name -> example value
     for param in op.parameters:
-        if param.schema is not None:
-            schema = converter.convert(param.schema, "input")
-        else:
-            schema = {"type": "string"}
-        schema = _describe(schema, param.description, param.deprecated)
-        if param.examples and "examples" not in schema:
-            schema = {**schema, "examples": list(param.examples)}
+        schema = _param_schema(param, converter, defs.memo)
         if param.examples:
             examples.setdefault(param.name, param.examples[0])
         entries.append(_Entry(param.name, param.location, schema, param.required, param, at=param.at))
@@ -148,21 +141,11 @@ def build_input(
             body_arg = key
         elif entry.param is not None:
             p = entry.param
-            args.append(ArgPlan(key, entry.wire, entry.location, p.style, p.explode, p.allow_reserved, p.content_type))
+            fields: tuple[Any, ...] = (key, entry.wire, entry.location, p.style, p.explode, p.allow_reserved)
+            args.append(_arg_plan((*fields, p.content_type), defs.memo))
         else:
-            args.append(
-                ArgPlan(
-                    key,
-                    entry.wire,
-                    "body",
-                    entry.style,
-                    entry.explode,
-                    False,
-                    entry.content_type,
-                    entry.file,
-                    entry.nullable,
-                )
-            )
+            fields = (key, entry.wire, "body", entry.style, entry.explode, False, entry.content_type, entry.file)
+            args.append(_arg_plan((*fields, entry.nullable), defs.memo))
     body_plan = BodyPlan(body.media_type, body_arg, body.required) if body is not None else None
 
     result: dict[str, Any] = {"type": "object", "properties": properties}
@@ -182,6 +165,38 @@ def build_input(
     if example and len(_example_text(example)) <= MAX_EXAMPLE_TEXT:  # whole or not at all
         notes.append(f"Example arguments: {_example_text(example)}")
     return result, tuple(args), body_plan, notes
+
+
+def _param_schema(param: Parameter, converter: SchemaConverter, memo: dict[Any, Any]) -> dict[str, Any]:
+    """A parameter's argument schema: converted, with its description, deprecation and examples.
+
+    Remembered by the converted schema (shared, see SchemaConverter.convert) and the rest: a large API declares
+    the same parameter on thousands of operations, and the one object it gets lets the later steps (cleaning,
+    the budget) do their work on it once. Never modified by its users."""
+    if param.schema is None:
+        return _describe({"type": "string"}, param.description, param.deprecated)
+    converted = converter.convert(param.schema, "input")
+    examples = content_key(param.examples) if param.examples else b""
+    key = ("argument", id(converted), param.description, param.deprecated, examples)
+    found = memo.get(key) if examples is not None else None
+    if found is None:  # found[0] keeps `converted` alive: its id is not reused
+        schema = _describe(converted, param.description, param.deprecated)
+        if param.examples and "examples" not in schema:
+            schema = {**schema, "examples": list(param.examples)}
+        found = (converted, schema)
+        if examples is not None:
+            memo[key] = found
+    return found[1]
+
+
+def _arg_plan(fields: tuple[Any, ...], memo: dict[Any, Any]) -> ArgPlan:
+    """The ArgPlan of these fields, one object for all the tools that have the same (a large API's tools repeat
+    their parameters thousands of times; plans are frozen)."""
+    found = memo.get(("plan", fields))
+    if found is None:
+        found = memo["plan", fields] = ArgPlan(*fields)
+    assert isinstance(found, ArgPlan)
+    return found
 
 
 def _example_text(example: Mapping[str, Any]) -> str:

@@ -38,17 +38,24 @@ FOLD = str.maketrans(
 )
 
 
+LOWER_UPPER = re.compile(r"([a-z0-9])([A-Z])")
+ACRONYM_WORD = re.compile(r"([A-Z]+)([A-Z][a-z])")
+NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+
+
 @lru_cache(maxsize=8192)  # pure; a large API names the same arguments and path words thousands of times
 def snake_case(text: str) -> str:
     """`getPetById` -> `get_pet_by_id`, `repos/get-content` -> `repos_get_content`."""
     text = ascii_fold(text)
-    text = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", text)
-    text = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", text)
-    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
+    text = LOWER_UPPER.sub(r"\1_\2", text)
+    text = ACRONYM_WORD.sub(r"\1_\2", text)
+    return NOT_ALNUM.sub("_", text).strip("_").lower()
 
 
 def ascii_fold(text: str) -> str:
     """Drop accents (`café` -> `cafe`); characters with no ASCII form are left to the caller's rules."""
+    if text.isascii():
+        return text
     folded = unicodedata.normalize("NFKD", text.translate(FOLD))
     return folded.encode("ascii", "ignore").decode("ascii")
 

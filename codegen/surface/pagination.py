@@ -130,6 +130,8 @@ _PROPERTIES: WeakKeyDictionary[Resolver, dict[tuple[int, Ref, int], Mapping[str,
     WeakKeyDictionary()
 )
 
+_BY_NAME: WeakKeyDictionary[Resolver, dict[tuple[int, Ref], dict[str, list[tuple[str, Any]]]]] = WeakKeyDictionary()
+
 
 class _Shape:
     """The first 2xx JSON response schema of an operation, read through $refs and allOf."""
@@ -176,6 +178,21 @@ class _Shape:
         if isinstance(props, dict):
             for name, sub in props.items():
                 found[str(name)] = self.resolve(sub, at.child("properties", str(name)))
+        return found
+
+    def by_name(self) -> Mapping[str, list[tuple[str, Any]]]:
+        """`members` by their own name, normalized (`norm`); remembered per response schema, like `properties`."""
+        if self.at is None:
+            return {}
+        remembered = _BY_NAME.get(self.resolver)
+        if remembered is None:
+            remembered = _BY_NAME[self.resolver] = {}
+        key = (id(self.root), self.at)
+        found = remembered.get(key)
+        if found is None:
+            found = remembered[key] = {}
+            for path, sub in self.members():
+                found.setdefault(norm(path.rsplit(".", 1)[-1]), []).append((path, sub))
         return found
 
     def members(self) -> Iterator[tuple[str, Any]]:
@@ -255,10 +272,7 @@ def detect(
     if any(h == "link" for r in op.responses if r.status.startswith("2") for h in r.headers) and query:
         return PagePlan("link", size=size, query=tuple(query))
     shape = _Shape(op, resolver)
-    members = list(shape.members())
-    by_name: dict[str, list[tuple[str, Any]]] = {}
-    for path, sub in members:
-        by_name.setdefault(norm(path.rsplit(".", 1)[-1]), []).append((path, sub))
+    by_name = shape.by_name()
     if query:
         for name in URL_MEMBERS:
             for path, sub in by_name.get(name, []):

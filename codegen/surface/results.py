@@ -37,6 +37,12 @@ MAX_PAGES = {"type": "integer", "minimum": 1, "maximum": MAX_PAGES_LIMIT}
 FIELDS_TEXT = 'Keep only these dotted paths, e.g. ["id","user.login"] (in each item of a list).'
 MAX_ITEMS_TEXT = "Follow next pages until this many items are collected, merged."
 MAX_PAGES_TEXT = "Follow at most this many pages."
+# the members as listed without --compact: one object each for all the tools (tools' schemas are never modified)
+DESCRIBED = {
+    "fields": {**FIELDS, "description": FIELDS_TEXT},
+    "max_items": {**MAX_ITEMS, "description": MAX_ITEMS_TEXT},
+    "max_pages": {**MAX_PAGES, "description": MAX_PAGES_TEXT},
+}
 NEXT = {
     "type": "object",
     "description": "More results: call this tool again with these arguments.",
@@ -47,13 +53,18 @@ NEXT = {
 _ONE = ("items", "additionalProperties", "contains", "propertyNames", "then", "else", "unevaluatedProperties")
 _MANY = ("allOf", "anyOf", "oneOf", "prefixItems")
 _MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+Shared = dict[int, tuple[Any, Any]]  # id of a definition -> (the definition, kept alive; its result)
 
 
 def with_results(
-    tool: ToolSpec, resolver: Resolver, problems: list[Problem] | None = None, compact: bool = False
+    tool: ToolSpec,
+    resolver: Resolver,
+    problems: list[Problem] | None = None,
+    compact: bool = False,
+    shared: Shared | None = None,
 ) -> ToolSpec:
     """`tool` with its result plan, and the arguments and output schema members the plan needs (`compact`: their
-    descriptions left out)."""
+    descriptions left out). `shared`: see unrequire."""
     op = tool.operation
     success = next((r for r in op.responses if r.status.startswith("2")), None)
     if success is None or success.media_type is None or json_media_rank(success.media_type) > 1:
@@ -67,19 +78,16 @@ def with_results(
     schema = success.schema if op.method == "GET" else None  # read operations only
     if schema is not None and "fields" not in props and _is_container(schema, resolver):
         fields = "fields"
-        props["fields"] = FIELDS if compact else {**FIELDS, "description": FIELDS_TEXT}
+        props["fields"] = FIELDS if compact else DESCRIBED["fields"]
         if output is not None:
-            output = unrequire(output)
+            output = unrequire(output, shared)
     max_items = max_pages = None
     if pages is not None and items is not None and "max_items" not in props and "max_pages" not in props:
         max_items, max_pages = "max_items", "max_pages"
         if compact:
             props.update(max_items=MAX_ITEMS, max_pages=MAX_PAGES)
         else:
-            props.update(
-                max_items={**MAX_ITEMS, "description": MAX_ITEMS_TEXT},
-                max_pages={**MAX_PAGES, "description": MAX_PAGES_TEXT},
-            )
+            props.update(max_items=DESCRIBED["max_items"], max_pages=DESCRIBED["max_pages"])
     next_in = "meta"
     if pages is not None and output is not None and "next" not in (output.get("properties") or {}):
         output["properties"] = {**output.get("properties", {}), "next": NEXT}
@@ -121,12 +129,30 @@ def _is_container(schema: Schema, resolver: Resolver) -> bool:
     return bool({"object", "array"} & set(kinds)) or "properties" in node or "items" in node or "allOf" in node
 
 
-def unrequire(schema: Mapping[str, Any]) -> dict[str, Any]:
+def unrequire(schema: Mapping[str, Any], shared: Shared | None = None) -> dict[str, Any]:
     """`schema` without `required`, `minProperties`, `dependentRequired` or `minItems` anywhere ($defs included):
-    a projected item may lack any member, a trimmed array any number of items."""
-    out = _unrequire(schema, 0)
-    assert isinstance(out, dict)
+    a projected item may lack any member, a trimmed array any number of items.
+
+    `shared`: the definitions and root properties done so far, by id (the tools of a large API share them): each
+    is done once and the result shared (never modified)."""
+    if shared is None:
+        out = _unrequire(schema, 0)
+        assert isinstance(out, dict)
+        return out
+    out = {}
+    for key, value in schema.items():
+        if key in ("$defs", "properties") and isinstance(value, Mapping):
+            out[key] = {name: _unrequire_shared(node, shared) for name, node in value.items()}
+        else:
+            out.update(_unrequire({key: value}, 0))
     return out
+
+
+def _unrequire_shared(node: Any, shared: Shared) -> Any:
+    found = shared.get(id(node))
+    if found is None:  # found[0] keeps `node` alive: its id is not reused
+        found = shared[id(node)] = (node, _unrequire(node, 1))  # depth 1: a member of the root's $defs or properties
+    return found[1]
 
 
 def _unrequire(node: Any, depth: int) -> Any:

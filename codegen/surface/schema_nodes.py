@@ -40,12 +40,14 @@ class NodeConverter:
         self.dialect = dialect
         self._problems: dict[tuple[str, str, str], Problem] = {}
         self._converting: set[tuple[Ref, Direction]] = set()  # definitions being converted (not expanded in allOf)
+        self._reported = 0  # problems reported so far (repeats included): a conversion that reported none is pure
 
     @property
     def problems(self) -> list[Problem]:
         return sorted(self._problems.values(), key=lambda p: (p.source, p.pointer, p.message))
 
     def _report(self, level: Level, message: str, at: Ref) -> None:
+        self._reported += 1
         problem = self.resolver.problem(level, message, at)
         self._problems.setdefault((problem.source, problem.pointer, problem.message), problem)
 

@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..spec.content import content_key
 from ..spec.model import Dialect, Schema
 from ..problems import Level
 from ..spec.refs import Ref, RefError, Resolver
@@ -37,11 +38,34 @@ class SchemaConverter(NodeConverter):
         self._names: dict[Ref, str] = {}
         self._named: dict[str, Ref] = {}  # the reverse of _names
         self._views: dict[Direction, _Remembered] = {}  # what each direction's Definitions view remembers
+        self._converted: dict[tuple[bytes, str, Direction], dict[str, Any]] = {}  # see convert
+        self._by_node: dict[tuple[int, str, Direction], tuple[Any, dict[str, Any]]] = {}  # the same, by node id
 
     # -- public -------------------------------------------------------------------------------------
     def convert(self, schema: Schema, direction: Direction) -> dict[str, Any]:
-        """The JSON Schema for `schema`; the definitions its `$ref`s name are in `self.defs(direction)`."""
-        return self._node(schema.node, schema.at, direction, set(), 0)
+        """The JSON Schema for `schema`; the definitions its `$ref`s name are in `self.defs(direction)`.
+
+        Remembered by content: a large API declares the same inline schema on thousands of operations (Graph's
+        `$select` of one entity type), and a node's conversion depends only on its content, its document (which
+        its `$ref`s are relative to) and the direction -- except for where its problems are reported, so a
+        conversion that reported any is not remembered. The result is shared: callers never modify it. (normalize
+        gives operations one node per content, spec.walker.Walker.canonical: a node seen before is found by id.)"""
+        by_node = (id(schema.node), schema.at.uri, direction)
+        if by_node in self._by_node:
+            return self._by_node[by_node][1]
+        content = content_key(schema.node)
+        if content is None:
+            return self._node(schema.node, schema.at, direction, set(), 0)
+        key = (content, schema.at.uri, direction)
+        found = self._converted.get(key)
+        if found is None:
+            reported = self._reported
+            found = self._node(schema.node, schema.at, direction, set(), 0)
+            if self._reported != reported:
+                return found
+            self._converted[key] = found
+        self._by_node[by_node] = (schema.node, found)  # [0] keeps the node alive: its id is not reused
+        return found
 
     def defs(self, direction: Direction) -> Definitions:
         """Every definition of one direction by its `$defs` name, each converted when first looked up."""
@@ -176,7 +200,8 @@ class Definitions(Mapping[str, dict[str, Any]]):
         self._converter = converter
         self._direction: Direction = direction
         self._refs, self._sizes, self.memo = remembered or ({}, {}, {})
-        # memo: results of walks over these definitions (budget.reach), by their inputs
+        # memo: results of pure steps over this direction's schemas (budget.reach, inputs' argument schemas), by
+        # their inputs
 
     def __getitem__(self, name: str) -> dict[str, Any]:
         return self._converter._definition(self._converter._named[name], self._direction)[0]

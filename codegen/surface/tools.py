@@ -41,7 +41,9 @@ def map_tools(
         for op in api.operations
     ]
     del cleaned
-    tools = [with_results(tool, resolver, problems, compact) for tool in tools]  # next pages, fields, the budget
+    shared: Cleaned = {}  # output definitions without `required`, done once for all the tools that share them
+    tools = [with_results(tool, resolver, problems, compact, shared) for tool in tools]  # next pages, fields, budget
+    del shared
     return tools, problems + converter.problems
 
 
@@ -105,21 +107,21 @@ def _tool(
 
 
 def _clean(schema: Any, cleaned: Cleaned) -> Any:
-    """prose.clean_schema of a tool's schema, each of its `$defs` cleaned once for all the tools that share it (the
-    definitions a schema reaches are the converter's own objects, shared, never modified)."""
-    defs = schema.get("$defs") if isinstance(schema, dict) else None
-    if not isinstance(defs, dict):
+    """prose.clean_schema of a tool's schema, each of its `$defs` and properties cleaned once for all the tools that
+    share it (the definitions a schema reaches, and most argument schemas, are shared objects, never modified)."""
+    if not isinstance(schema, dict):
         return prose.clean_schema(schema)
     out = {}
     for key, value in schema.items():
-        if key != "$defs":
+        if key in ("$defs", "properties") and isinstance(value, dict):
+            out[key] = {name: _clean_shared(node, cleaned) for name, node in value.items()}
+        else:
             out.update(prose.clean_schema({key: value}))
-            continue
-        clean_defs = {}
-        for name, node in value.items():
-            found = cleaned.get(id(node))
-            if found is None:
-                found = cleaned[id(node)] = (node, prose.clean_schema(node))
-            clean_defs[name] = found[1]
-        out[key] = clean_defs
     return out
+
+
+def _clean_shared(node: Any, cleaned: Cleaned) -> Any:
+    found = cleaned.get(id(node))
+    if found is None:  # found[0] keeps `node` alive: its id is not reused
+        found = cleaned[id(node)] = (node, prose.clean_schema(node))
+    return found[1]
