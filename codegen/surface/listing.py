@@ -44,18 +44,18 @@ def fit_listing(tools: Sequence[ToolSpec], limit: int = LISTING_TOKENS) -> tuple
 
 def fitted_listing(
     tools: Sequence[ToolSpec], limit: int = LISTING_TOKENS, end: str = ""
-) -> tuple[list[ToolSpec], list[Problem], str | None]:
+) -> tuple[list[ToolSpec], list[Problem], bytes | None]:
     """fit_listing, and the text of the listing it returns (tools.json) when that was serialized on the way (a
     large API's listing is tens of megabytes: serialized once, and counted once before and once after), followed by
-    `end` (tools.json's newline: the file's text is then this very string, not a copy of it)."""
+    `end` (tools.json's newline: the file's content is then this very object, not a copy of it), as UTF-8 bytes."""
     if len(tools) <= SMALL:  # a token is at least one character: a short listing need not be counted
         text = _text(tools)
         if len(text) <= limit:
-            return list(tools), [], text + end
+            return list(tools), [], (text + end).encode("utf-8")
     writer = ListingText()  # the definitions the tools share: serialized and counted once
     _, before, _ = writer.measure([t.to_json() for t in tools], keep_text=False)
     if before <= limit:
-        return list(tools), [], _text(tools) + end
+        return list(tools), [], (_text(tools) + end).encode("utf-8")
     counted: Counted = {}  # the definitions the tools share, each walked once
     fitted = [_without_output_schema(t, counted) for t in tools]
     del counted

@@ -27,10 +27,12 @@ class ListingText:
 
     def measure(
         self, entries: Sequence[Mapping[str, Any]], keep_text: bool = True, end: str = ""
-    ) -> tuple[int, int, str | None]:
-        """The listing's length in characters, its tokens, and its text followed by `end` when `keep_text`."""
+    ) -> tuple[int, int, bytes | None]:
+        """The listing's length in characters, its tokens, and its text followed by `end` when `keep_text` (as
+        UTF-8: a large listing's text is held compactly, see emit/files.py; a lone surrogate, which the spec's parser
+        replaced already, as its three bytes)."""
         stream = self._chunks.stream()
-        whole: list[str] | None = [] if keep_text else None
+        whole: list[bytes] | None = [] if keep_text else None
         characters = 0
         for number, entry in enumerate(entries):
             pieces = [","] if number else ["["]
@@ -39,15 +41,15 @@ class ListingText:
             stream.write(text)
             characters += len(text)
             if whole is not None:
-                whole.append(text)
+                whole.append(text.encode("utf-8", "surrogatepass"))
             del text
         last = "]" if entries else "[]"
         stream.write(last)
         tokens = stream.close()
         if whole is None:
             return characters + len(last), tokens, None
-        whole += (last, end)
-        return characters + len(last), tokens, "".join(whole)
+        whole.append((last + end).encode("utf-8", "surrogatepass"))
+        return characters + len(last), tokens, b"".join(whole)
 
     def _entry(self, pieces: list[str], entry: Mapping[str, Any]) -> None:
         if not _plain(entry):
