@@ -16,6 +16,7 @@ from . import __version__
 from .emit.clients import client_setup
 from .config import Config
 from .emit.escape import safe_url
+from .emit.files import Content
 from .emit.format import format_files
 from .spec.load import open_documents
 from .spec.policy import MB, ReadPolicy
@@ -42,7 +43,7 @@ from .surface.tokens import wire
 
 @dataclass(frozen=True)
 class Result:
-    files: Mapping[str, str] = field(default_factory=dict)  # empty when nothing usable was produced
+    files: Mapping[str, Content] = field(default_factory=dict)  # empty when nothing usable was produced
     problems: tuple[Problem, ...] = ()
     api: Api | None = None
     tools: tuple[ToolSpec, ...] = ()
@@ -80,8 +81,9 @@ def analyze(
 
 def _analyze(
     config: Config, progress: Progress, source: dict[str, str] | None
-) -> tuple[Api | None, list[ToolSpec], list[Problem], str | None]:
-    """analyze, and tools.json's text (the tools' listing and a newline) when fitting the listing serialized it."""
+) -> tuple[Api | None, list[ToolSpec], list[Problem], bytes | None]:
+    """analyze, and tools.json's content (the tools' listing and a newline, UTF-8) when fitting the listing serialized
+    it."""
     progress(f"loading {config.spec}")
     policy = ReadPolicy(config.ref_root, config.allow_remote_refs, int(config.max_spec_mb * MB))
     documents, problems = open_documents(config.spec, policy)
@@ -229,7 +231,7 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
     }
     surface = replace(surface, index=None)  # search.json's text holds it now (the search index itself is freed)
     with _no_collection():  # not around black, whose syntax trees are cyclic garbage
-        handed = [listing] if listing is not None else None
+        handed: list[Content] | None = [listing] if listing is not None else None
         del listing  # render holds it once: as tools.json
         files, found = render(api, tools, project, base_url, config.templates, extra, handed)
     problems += found

@@ -13,6 +13,7 @@ import pytest
 
 from codegen.config import Config
 from codegen.configfile import build_config
+from codegen.emit.files import as_text
 from codegen.pipeline import analyze, generate
 from codegen.problems import Level
 from conftest import mini_spec, write_spec
@@ -280,7 +281,7 @@ def test_templates_that_name_the_data_files_variables_see_them_whole(zoo: Path, 
     (templates / "README.md.jinja").write_text("{{ tools_json }}|{{ routes_json | length }}\n", encoding="utf-8")
     (templates / "tools.json.jinja").write_text("{{ tools_json }}", encoding="utf-8")  # no newline: not the data
     custom = generate(Config(spec=str(zoo), output=tmp_path / "b", name="zoo", templates=templates))
-    listing, routes = default.files["src/zoo/tools.json"], default.files["src/zoo/routes.json"]
+    listing, routes = as_text(default.files["src/zoo/tools.json"]), default.files["src/zoo/routes.json"]
     assert listing.endswith("]\n") and routes.endswith("}\n")
     assert custom.files["README.md"] == f"{listing[:-1]}|{len(routes) - 1}\n"
     assert custom.files["src/zoo/tools.json"] == listing[:-1]

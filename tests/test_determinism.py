@@ -17,6 +17,7 @@ import yaml
 from codegen import __version__, pipeline
 from codegen.emit import render
 from codegen.config import Config
+from codegen.emit.files import as_text
 from codegen.emit.write import MANIFEST
 
 from conftest import PETSTORE, ROOT
@@ -87,7 +88,7 @@ def test_generator_version_is_recorded_once_in_the_manifest(monkeypatch: pytest.
     monkeypatch.setattr(pipeline, "__version__", marker)
     monkeypatch.setattr(render, "__version__", marker)
     result = pipeline.generate(Config(spec=str(PETSTORE), output=Path("petstore")))
-    holders = [name for name, text in result.files.items() if marker in text]
+    holders = [name for name, text in result.files.items() if marker in as_text(text)]
     assert holders == [MANIFEST]
     assert json.loads(result.files[MANIFEST])["version"] == marker
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from codegen.emit import write as write_module
+from codegen.emit import files as files_module
 from codegen.emit.write import MANIFEST, check, with_manifest, write
 
 
@@ -63,7 +63,7 @@ def test_check_reports_added_removed_and_changed(tmp_path: Path) -> None:
 
 
 def test_files_are_written_and_compared_a_piece_at_a_time(tmp_path: Path, monkeypatch: Any) -> None:
-    monkeypatch.setattr(write_module, "WRITE_CHUNK", 7)  # pieces that end inside multi-byte characters' text
+    monkeypatch.setattr(files_module, "PIECE", 7)  # pieces that end inside multi-byte characters' text
     text = "ab€ç\n" * 10 + "😀 end"
     out = tmp_path / "pkg"
     assert write(out, tree(**{"a.txt": text}), force=False) == []
@@ -74,3 +74,10 @@ def test_files_are_written_and_compared_a_piece_at_a_time(tmp_path: Path, monkey
     for changed in (text + "!", text[:-1], "x" + text[1:]):
         assert write(out, tree(**{"a.txt": changed}), force=False) == []
         assert (out / "a.txt").read_bytes() == changed.encode("utf-8")
+    for data in (text.encode("utf-8"), (text + "!").encode("utf-8")):  # a data file given as its UTF-8 bytes
+        assert write(out, {"a.txt": data}, force=True) == []
+        assert (out / "a.txt").read_bytes() == data
+        written = (out / "a.txt").stat().st_mtime_ns
+        assert write(out, {"a.txt": data}, force=True) == []
+        assert (out / "a.txt").stat().st_mtime_ns == written  # the same bytes: not rewritten
+        assert not check(out, {"a.txt": data}).changed and check(out, {"a.txt": data + b"x"}).changed

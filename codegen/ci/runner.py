@@ -23,6 +23,7 @@ from typing import Any
 from ..config import Config
 from ..pipeline import generate
 from ..problems import Level, Problem, error, sort_key
+from ..emit.files import as_text
 from ..emit.render import slug
 from ..surface.report import SurfaceReport, build_report
 from ..emit.write import check, remote_spec_change, write
@@ -118,7 +119,7 @@ def _one(
         check=status,
         notes=(*notes, base.note),
         old_text=base.text,
-        new_text=result.files.get(tools_file),
+        new_text=as_text(result.files[tools_file]) if tools_file in result.files else None,
     )
     code = 1 if inputs.mode == "check" and report.stale else 0
     return ServerRun(out, surface, report.stale, code)

@@ -13,17 +13,18 @@ from importlib.metadata import version
 
 from ..problems import Problem, error
 from . import cache
+from .files import Content
 from .render import FILES
 
 BLACK = f"black {version('black')} line-length=88 default mode"  # what the cache keys name
 COMPILED = "compiled"  # a key for output that also compiled
 
 
-def format_files(files: Mapping[str, str]) -> tuple[dict[str, str], list[Problem]]:
-    formatted: dict[str, str] = {}
+def format_files(files: Mapping[str, Content]) -> tuple[dict[str, Content], list[Problem]]:
+    formatted: dict[str, Content] = {}
     problems: list[Problem] = []
     for path, text in files.items():
-        if path.endswith(".py"):
+        if path.endswith(".py") and isinstance(text, str):
             try:
                 text = checked_format(text, path)
             except Exception as exc:  # noqa: BLE001 - black and compile raise several types for invalid code

@@ -23,6 +23,7 @@ from ..surface.plans import ToolSpec
 from .cache import cache_root
 from .escape import FILTERS
 from .variables import all_variables, scheme_base
+from .files import Content, as_text, characters
 from .wire import MAX_LIST_BYTES, handshake_lines
 
 # template file name -> generated path ({package} is the import package)
@@ -103,10 +104,11 @@ def render(
     default_base_url: str | None,
     templates: Path | None,
     extra: Mapping[str, Any] | None = None,
-    tools_file: str | list[str] | None = None,
-) -> tuple[dict[str, str], list[Problem]]:
-    """`tools_file`: tools.json's text (the tools' listing, compact with sorted keys, and a newline) when it was
-    serialized already; handed over in a list, which render empties, so that the text is held once."""
+    tools_file: Content | list[Content] | None = None,
+) -> tuple[dict[str, Content], list[Problem]]:
+    """`tools_file`: tools.json's content (the tools' listing, compact with sorted keys, and a newline; text or UTF-8)
+    when it was serialized already; handed over in a list, which render empties, so that it is held once. Data files
+    are the values they are given (tools.json: `tools_file` itself); the other files are text."""
     if isinstance(tools_file, list):
         tools_file = tools_file.pop() if tools_file else None
     loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(builtin_templates()))]
@@ -127,14 +129,14 @@ def render(
     passed = {name: _passthrough(env, name) for name, _ in targets}
     listing: str | None = None  # the listing without tools.json's newline: a copy, made only for a template using it
     if tools_file is not None:
-        listing = tools_file[:-1] if _uses(env, "tools_json", passed) else ""
-    size = len(tools_file) - 1 if tools_file is not None else None
+        listing = as_text(tools_file)[:-1] if _uses(env, "tools_json", passed) else ""
+    size = characters(tools_file) - 1 if tools_file is not None else None
     entries = [tool.to_json() for tool in tools] if size is None or size <= MAX_LIST_BYTES else None
     context = {**_context(api, tools, project, default_base_url, entries, listing), **(extra or {})}
     del listing
     context.setdefault("handshake_jsonl", _handshake(entries, context, project, api, tools, size))
     del entries
-    files: dict[str, str] = {target.format(package=project.package): "" for _, target in targets}
+    files: dict[str, Content] = {target.format(package=project.package): "" for _, target in targets}
     problems: list[Problem] = []
     for template_name, target in sorted(targets, key=lambda item: passed[item[0]] is not None):  # those last
         path = target.format(package=project.package)
@@ -142,7 +144,7 @@ def render(
             variable = passed[template_name]
             later = variable is not None and sum(1 for name, _ in targets if passed[name] == variable) > 1
             passed[template_name] = None
-            text: str | None
+            text: Content | None
             if variable == "tools_json" and tools_file is not None:
                 text, tools_file = tools_file, (tools_file if later else None)
             else:

@@ -17,13 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..problems import Problem, error
+from .files import Content, as_text, encoded
 
 MANIFEST = ".mcp-codegen.json"
 DIFF_LINES = 40  # lines of diff shown per changed file in --check output
-WRITE_CHUNK = 1 << 20  # characters encoded and written (or compared) at a time
 
 
-def with_manifest(files: Mapping[str, str], version: str, spec: Mapping[str, str] | None = None) -> dict[str, str]:
+def with_manifest(
+    files: Mapping[str, Content], version: str, spec: Mapping[str, str] | None = None
+) -> dict[str, Content]:
     """The tree plus its manifest, which records the generator version once (no timestamps), and for a spec
     fetched from a URL, the URL and the SHA-256 of the bytes fetched (`spec`: {"url": ..., "sha256": ...})."""
     listed = sorted([*files, MANIFEST])
@@ -33,7 +35,7 @@ def with_manifest(files: Mapping[str, str], version: str, spec: Mapping[str, str
     return {**files, MANIFEST: json.dumps(manifest, indent=2) + "\n"}
 
 
-def remote_spec_change(out: Path, files: Mapping[str, str]) -> str | None:
+def remote_spec_change(out: Path, files: Mapping[str, Content]) -> str | None:
     """For --check on a URL spec: a sentence when the fetched document differs from the last generation's."""
     try:
         new = json.loads(files[MANIFEST]).get("spec") or {}
@@ -61,7 +63,7 @@ def previous_files(out: Path) -> list[str] | None:
     return [f for f in files if isinstance(f, str)] if isinstance(files, list) else None
 
 
-def write(out: Path, files: Mapping[str, str], force: bool) -> list[Problem]:
+def write(out: Path, files: Mapping[str, Content], force: bool) -> list[Problem]:
     previous = previous_files(out)
     if out.exists() and not out.is_dir():
         return [error(f"{out} exists and is not a folder")]
@@ -77,14 +79,14 @@ def write(out: Path, files: Mapping[str, str], force: bool) -> list[Problem]:
     return []
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def _write_atomic(path: Path, text: Content) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if _unchanged(path, text):
         return  # unchanged: keep the mtime, so tools watching the folder see no change
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            for piece in _encoded(text):
+            for piece in encoded(text):
                 handle.write(piece)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
@@ -93,17 +95,11 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def _encoded(text: str) -> Iterator[bytes]:
-    """`text` as UTF-8, a piece at a time (a large API's tools.json is tens of megabytes: never twice in memory)."""
-    for start in range(0, len(text), WRITE_CHUNK):
-        yield text[start : start + WRITE_CHUNK].encode("utf-8")
-
-
-def _unchanged(path: Path, text: str) -> bool:
+def _unchanged(path: Path, text: Content) -> bool:
     """Whether the file at `path` holds `text` (compared a piece at a time)."""
     try:
         with path.open("rb") as handle:
-            return all(handle.read(len(piece)) == piece for piece in _encoded(text)) and not handle.read(1)
+            return all(handle.read(len(piece)) == piece for piece in encoded(text)) and not handle.read(1)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return False
 
@@ -140,13 +136,13 @@ class CheckReport:
         return "\n".join(lines)
 
 
-def check(out: Path, files: Mapping[str, str]) -> CheckReport:
+def check(out: Path, files: Mapping[str, Content]) -> CheckReport:
     added, changed = [], []
     diffs: dict[str, str] = {}
     for relative, text in sorted(files.items()):
         path = out / relative
         try:
-            current = path.read_text(encoding="utf-8")
+            current: Content | None = path.read_bytes() if isinstance(text, bytes) else path.read_text(encoding="utf-8")
         except FileNotFoundError:
             added.append(relative)
             continue
@@ -154,7 +150,7 @@ def check(out: Path, files: Mapping[str, str]) -> CheckReport:
             current = None
         if current != text:
             changed.append(relative)
-            diffs[relative] = _diff(relative, current or "", text)
+            diffs[relative] = _diff(relative, as_text(current or ""), as_text(text))
     removed = sorted(p for p in set(previous_files(out) or ()) - set(files) if (out / p).exists())
     return CheckReport(tuple(added), tuple(removed), tuple(changed), diffs)
 

@@ -172,7 +172,7 @@ def _route_text(tool: SurfaceTool) -> str:
     return f"{tool.plan.method} {tool.plan.path}"
 
 
-def tool_summary(old_file: Path, new_text: str) -> str:
+def tool_summary(old_file: Path, new_text: str | bytes) -> str:
     """For --check: which tools a stale tools.json adds, removes or changes, by name."""
     try:
         old = {t["name"]: t for t in json.loads(old_file.read_text(encoding="utf-8"))}

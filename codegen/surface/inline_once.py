@@ -28,6 +28,7 @@ DATA = frozenset({"enum", "const", "default", "examples"})
 SIBLINGS = frozenset({"description", "title", "default", "examples", "deprecated", "readOnly", "writeOnly"})
 OWN_IDS = frozenset({"$id", "$anchor", "$dynamicAnchor", "$schema", "$defs", "$vocabulary", "definitions"})
 MAX_LEVEL = 200  # nested schemas followed; a schema nested deeper is left as it is
+SCALARS = frozenset({int, float, bool, type(None)})  # values with nothing inside: never walked or counted
 
 
 Counted = dict[int, tuple[Any, Counter[str | None], frozenset[str]]]  # see inline_once's `counted`
@@ -81,7 +82,10 @@ def inline_once(schema: Mapping[str, Any], counted: Counted | None = None) -> Ma
             if set(siblings) <= SIBLINGS and not set(siblings) & set(target):
                 inlined.add(name)
                 return {**definition(name, level + 1), **siblings}
-        out = {k: (v if k in DATA or k == "$defs" else walk(v, level + 1)) for k, v in node.items()}
+        out = {
+            k: (v if k in DATA or k == "$defs" or type(v) in SCALARS or type(v) is str else walk(v, level + 1))
+            for k, v in node.items()
+        }
         unchanged = type(node) is dict and all(out[k] is v for k, v in node.items())
         return node if unchanged else out  # unchanged: the same object rather than a copy of it
 
@@ -128,7 +132,7 @@ def _count(node: Any, uses: Counter[str | None], owner: str | None, edges: dict[
     elif isinstance(node.get("$ref"), str):  # any other reference: nothing may move
         uses[None] += 1
     for key, value in node.items():
-        if key in DATA or (key == "$ref" and isinstance(value, str)):  # a $ref is counted above
+        if key in DATA or type(value) in SCALARS or (key == "$ref" and isinstance(value, str)):  # $ref: counted above
             continue
         if key == "$defs" and level == 0 and isinstance(value, Mapping):
             for def_name, target in value.items():

@@ -12,13 +12,14 @@ without output schemas (--compact) over the limit gets the input-schema savings,
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from ..problems import Level, Problem
 from .inline_once import Counted, inline_once
 from .listing_text import ListingText
-from .plans import ToolSpec
+from .plans import ResultPlan, ToolSpec
 from .tokens import count_tokens
 
 LISTING_TOKENS = 200_000  # more than any model's context window holds for tools
@@ -43,18 +44,18 @@ def fit_listing(tools: Sequence[ToolSpec], limit: int = LISTING_TOKENS) -> tuple
 
 def fitted_listing(
     tools: Sequence[ToolSpec], limit: int = LISTING_TOKENS, end: str = ""
-) -> tuple[list[ToolSpec], list[Problem], str | None]:
+) -> tuple[list[ToolSpec], list[Problem], bytes | None]:
     """fit_listing, and the text of the listing it returns (tools.json) when that was serialized on the way (a
     large API's listing is tens of megabytes: serialized once, and counted once before and once after), followed by
-    `end` (tools.json's newline: the file's text is then this very string, not a copy of it)."""
+    `end` (tools.json's newline: the file's content is then this very object, not a copy of it), as UTF-8 bytes."""
     if len(tools) <= SMALL:  # a token is at least one character: a short listing need not be counted
         text = _text(tools)
         if len(text) <= limit:
-            return list(tools), [], text + end
+            return list(tools), [], (text + end).encode("utf-8")
     writer = ListingText()  # the definitions the tools share: serialized and counted once
     _, before, _ = writer.measure([t.to_json() for t in tools], keep_text=False)
     if before <= limit:
-        return list(tools), [], _text(tools) + end
+        return list(tools), [], (_text(tools) + end).encode("utf-8")
     counted: Counted = {}  # the definitions the tools share, each walked once
     fitted = [_without_output_schema(t, counted) for t in tools]
     del counted
@@ -74,15 +75,21 @@ def _without_output_schema(tool: ToolSpec, counted: Counted | None = None) -> To
     (`fields`, `max_items`, `max_pages`) lose their descriptions, as with --compact: the same sentence on
     hundreds of tools says nothing their names and schemas do not. Definitions used once are written in place.
     The schema is kept aside (`described_output`) for the discovery surface's describe_tool."""
-    tool = replace(tool, input_schema=inline_once(tool.input_schema, counted), described_output=tool.output_schema)
-    results = tool.plan.results
-    if results is None:
-        return replace(tool, output_schema=None)
-    if results.next_in == "structured":
-        tool = replace(tool, plan=replace(tool.plan, results=replace(results, next_in="meta")))
+    schema = inline_once(tool.input_schema, counted)
+    plan, results = tool.plan, tool.plan.results
+    if results is not None:
+        if results.next_in == "structured":
+            plan = replace(plan, results=replace(results, next_in="meta"))
+        schema = _without_control_descriptions(schema, results)
+    return replace(tool, input_schema=schema, output_schema=None, described_output=tool.output_schema, plan=plan)
+
+
+def _without_control_descriptions(schema: Mapping[str, Any], results: ResultPlan) -> Mapping[str, Any]:
+    """The input schema without the descriptions of the result-shaping arguments (`fields`, `max_items`, ...)."""
     control = {key for key in (results.fields, results.max_items, results.max_pages) if key}
-    properties = dict(tool.input_schema.get("properties") or {})
+    if not control:
+        return schema
+    properties = dict(schema.get("properties") or {})
     for key in control & set(properties):
         properties[key] = {k: v for k, v in properties[key].items() if k != "description"}
-    schema = {**tool.input_schema, "properties": properties} if control else tool.input_schema
-    return replace(tool, output_schema=None, input_schema=schema)
+    return {**schema, "properties": properties}
