@@ -2269,15 +2269,16 @@ async def test_timeout_is_one_deadline_for_the_whole_call() -> None:
     )
     without_background_compiles()
     started = time.monotonic()
+    # 1 s: on a slow, busy machine the call's own start (a large API's checks) has taken 0.35 s before any byte
     async with Client(
-        server(Recorder(answer=drip), timeout=0.3), mode="legacy"
+        server(Recorder(answer=drip), timeout=1.0), mode="legacy"
     ) as client:
         result = await client.call_tool(tool["name"], arguments_for(tool))
     elapsed = time.monotonic() - started
-    assert result.is_error and "within the total timeout of 0.3 s" in text_of(
+    assert result.is_error and "within the total timeout of 1 s" in text_of(
         result
     ), text_of(result)
-    assert 5 < stream.pulled < 1000 and elapsed < 3, (
+    assert 5 < stream.pulled < 1000 and elapsed < 4, (
         stream.pulled,
         elapsed,
     )  # cut mid-body, at the deadline
