@@ -131,9 +131,7 @@ def build_input(
     body_arg = None
     for entry, key in zip(entries, keys):
         if key != entry.wire and problems is not None:
-            problems.append(
-                converter.resolver.problem(Level.WARNING, _rename_reason(entry, key, entries), entry.at or op.at)
-            )
+            problems.append(_renamed(entry, key, entry.at or op.at, converter, defs.memo))
         properties[key] = entry.schema
         if entry.required:
             required_keys.append(key)
@@ -203,7 +201,20 @@ def _example_text(example: Mapping[str, Any]) -> str:
     return json.dumps(dict(sorted(example.items())), ensure_ascii=False, separators=(",", ":"))  # compact: tokens
 
 
-def _rename_reason(entry: _Entry, key: str, entries: list[_Entry]) -> str:
+def _renamed(entry: _Entry, key: str, at: Ref, converter: SchemaConverter, memo: dict[Any, Any]) -> Problem:
+    """The warning that an argument is taken as `key`: one object for all the tools that rename the same argument
+    declared at the same place, one location object (Graph's `$count` parameter, shared through a $ref by
+    thousands of operations; problems are frozen)."""
+    memo_key = ("renamed", entry.wire, entry.location, key, id(at))
+    found = memo.get(memo_key)
+    if found is None:  # found[0] keeps `at` alive: its id is not reused
+        found = memo[memo_key] = (at, converter.resolver.problem(Level.WARNING, _rename_reason(entry, key), at))
+    problem = found[1]
+    assert isinstance(problem, Problem)
+    return problem
+
+
+def _rename_reason(entry: _Entry, key: str) -> str:
     what = "request body" if entry.location == "body-whole" else f"{entry.location} parameter"
     if entry.location == "body":
         what = "body property"
