@@ -22,7 +22,7 @@ from ..spec.refs import Ref
 from . import naming
 from .budget import INPUT_BUDGET, fit_budget
 from .plans import ArgPlan, BodyPlan
-from .schemas import SchemaConverter
+from .schemas import Definitions, SchemaConverter
 
 FILE_SCHEMA: Mapping[str, Any] = {  # a file part of a multipart body, as the tool takes it
     "type": "object",
@@ -86,7 +86,7 @@ def build_input(
             content_types = dict(body.encoding)
             props_at = body.schema.at.child("properties") if body.schema is not None else body.at
             for prop, schema in sorted(props.items()):  # the spec's key order must not matter
-                nullable = kind == "json" and _allows_null(schema, defs)
+                nullable = kind == "json" and _nullable(schema, defs)
                 entry = _Entry(prop, "body", schema, prop in required, at=props_at.child(prop), nullable=nullable)
                 if kind != "json":
                     style, explode = styles.get(prop, ("form", True))
@@ -124,7 +124,7 @@ def build_input(
     if all(value in in_schema.get(wire, []) for wire, value in examples.items()):
         examples = {}  # every example is already in its argument's schema
 
-    keys = arg_keys([(e.wire, e.location) for e in entries])
+    keys = _keys(tuple((e.wire, e.location) for e in entries), defs.memo)
     properties: dict[str, Any] = {}
     required_keys: list[str] = []
     args: list[ArgPlan] = []
@@ -225,6 +225,14 @@ def _rename_reason(entry: _Entry, key: str) -> str:
     return f"{what} {entry.wire!r} {why}; the tool takes it as {key!r} and sends it as {entry.wire!r}"
 
 
+def _keys(wires: tuple[tuple[str, str], ...], memo: dict[Any, Any]) -> list[str]:
+    """arg_keys, remembered per argument list (a large API's tools repeat the same few)."""
+    found = memo.get(("keys", wires))
+    if found is None:
+        found = memo["keys", wires] = tuple(arg_keys(list(wires)))
+    return list(found)
+
+
 def arg_keys(wires: list[tuple[str, str]]) -> list[str]:
     """Client-safe, unique argument keys for (wire name, location) pairs, deterministically.
 
@@ -302,6 +310,14 @@ def _is_empty_object(schema: dict[str, Any], defs: Mapping[str, Any], converter:
         and (extra is False or extra == {"not": {}})
         and not set(schema) & {"patternProperties", "anyOf", "oneOf", "allOf", "propertyNames", "unevaluatedProperties"}
     )
+
+
+def _nullable(schema: Any, defs: Definitions) -> bool:
+    """_allows_null, remembered per schema object (body properties are the definitions' own, shared)."""
+    found = defs.memo.get(("null", id(schema)))
+    if found is None:  # found[0] keeps `schema` alive: its id is not reused
+        found = defs.memo["null", id(schema)] = (schema, _allows_null(schema, defs))
+    return bool(found[1])
 
 
 def _allows_null(schema: Any, defs: Mapping[str, Any], depth: int = 0) -> bool:
