@@ -202,7 +202,7 @@ def reach(schema: Mapping[str, Any], defs: Definitions, depth: int | None = None
 
     The walk depends only on the names `schema` refers to, so it is remembered per definition set: the
     tools of one resource share their roots (a large API's tools walk the same graph many times)."""
-    roots = frozenset(refs_in(schema))
+    roots = _roots(schema, defs) if isinstance(schema, dict) else frozenset(refs_in(schema))
     memo = getattr(defs, "memo", None)
     if memo is None:
         return _reach(roots, defs, depth)
