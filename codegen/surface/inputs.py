@@ -2,7 +2,7 @@
 
 Parameters become properties named after their wire names; an object JSON, form or multipart body is
 flattened into top-level properties, any other body is one `body` argument (an object body that can hold
-nothing is no argument at all). Keys that clash or are not client-safe are renamed (`arg_keys`) and each
+nothing is no argument at all). Keys that clash or are not client-safe are renamed (`naming.arg_keys`) and each
 argument's plan keeps its wire name and location. The definitions the schema uses are kept within the
 input budget (`budget.fit_budget`). The tool description gets the spec's example arguments unless their
 schemas already list every one of them.
@@ -21,6 +21,7 @@ from ..spec.media import json_media_rank
 from ..spec.refs import Ref
 from . import naming
 from .budget import INPUT_BUDGET, fit_budget
+from .naming import arg_keys
 from .plans import ArgPlan, BodyPlan
 from .schemas import Definitions, SchemaConverter
 
@@ -231,32 +232,6 @@ def _keys(wires: tuple[tuple[str, str], ...], memo: dict[Any, Any]) -> list[str]
     if found is None:
         found = memo["keys", wires] = tuple(arg_keys(list(wires)))
     return list(found)
-
-
-def arg_keys(wires: list[tuple[str, str]]) -> list[str]:
-    """Client-safe, unique argument keys for (wire name, location) pairs, deterministically.
-
-    A wire name that is already a valid key keeps it. When two entries want the same key from different
-    locations, each gets its location as a suffix (`id__path`, `id__body`); a key still taken gets `_2`,
-    `_3`, ... Names that are valid as they are claim their key before names that had to be changed.
-    """
-    bases = [naming.arg_name(wire) for wire, _ in wires]
-    locations: dict[str, set[str]] = {}
-    for base, (_, location) in zip(bases, wires):
-        locations.setdefault(base, set()).add("body" if location.startswith("body") else location)
-    wanted = []
-    for base, (_, location) in zip(bases, wires):
-        if len(locations[base]) > 1:
-            suffix = "__" + ("body" if location.startswith("body") else location)
-            base = naming.shorten(base, naming.MAX_ARG_NAME - len(suffix)) + suffix
-        wanted.append(base)
-    keys: list[str | None] = [None] * len(wires)
-    taken: set[str] = set()
-    for exact in (True, False):  # unchanged names first
-        for index, ((wire, _), want) in enumerate(zip(wires, wanted)):
-            if keys[index] is None and (want == wire) == exact:
-                keys[index] = naming.unique(want, taken, naming.MAX_ARG_NAME)
-    return [k for k in keys if k is not None]
 
 
 def _body_kind(media_type: str) -> str:
