@@ -17,7 +17,7 @@ from codegen.config import Config
 from codegen.spec.load import load
 from codegen.pipeline import analyze, generate
 from codegen.problems import Level
-from codegen.surface.inputs import arg_keys
+from codegen.surface.naming import arg_keys
 from codegen.surface.plans import ToolSpec
 from codegen.spec.upgrade import upgrade
 from conftest import FIXTURES, mini_spec, write_spec

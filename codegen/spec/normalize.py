@@ -70,11 +70,12 @@ class _Normalizer(ServersAndSecurity, Parameters, BodiesAndResponses):
                 continue
             if not path.startswith("/"):
                 self.warn(f"path {path!r} does not start with '/'", paths_at.child(path))
+            segment = dot_segment(path)
             for method in METHODS:
                 if method not in item:
                     continue
                 op_at = item_at.child(method)
-                if (segment := dot_segment(path)) is not None:
+                if segment is not None:
                     self.warn(
                         f"{method.upper()} {path}: the path has a {segment!r} segment"
                         " (URL normalization would send the call to another path); skipped",

@@ -64,21 +64,24 @@ def _too_deep(uri: str, policy: ReadPolicy, pointer: str) -> LoadError:
     return LoadError(f"{uri}: nested deeper than {policy.max_depth} levels", pointer)
 
 
+_CONTAINERS = frozenset({dict, list})
+
+
 def _depth_exceeds(document: Any, limit: int) -> bool:
-    """Whether a container sits `limit` or more levels below the root (walked level by level)."""
-    level: list[Any] = [document] if isinstance(document, (dict, list)) else []
-    depth = 0
-    while level:
-        if depth >= limit:
-            return True
-        below: list[Any] = []
-        for node in level:
-            for child in node.values() if isinstance(node, dict) else node:
-                if isinstance(child, (dict, list)):
-                    below.append(child)
-        level = below
-        depth += 1
-    return False
+    """Whether a container sits `limit` or more levels below the root of a document json.loads made (its containers
+    are exactly dicts and lists), walked level by level with one comprehension per level."""
+    containers = _CONTAINERS
+    level: list[Any] = [document] if type(document) in containers else []
+    for _ in range(limit):
+        if not level:
+            return False
+        level = [
+            child
+            for node in level
+            for child in (node.values() if type(node) is dict else node)
+            if type(child) in containers
+        ]
+    return bool(level)
 
 
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},:]')

@@ -13,6 +13,7 @@ from .load import Documents
 from ..problems import Level, Problem, join, unescape
 
 MAX_CHAIN = 64  # a $ref to a $ref to ... longer than this is treated as a cycle
+_MISSING = object()
 
 
 class Ref:
@@ -94,6 +95,7 @@ class Resolver:
     def __init__(self, documents: Documents) -> None:
         self.documents = documents
         self._targets: dict[tuple[str, str], Ref] = {}  # (ref, base uri) -> target: the same $refs recur
+        self._nodes: dict[Ref, Any] = {}  # location -> the node there (see get)
 
     @property
     def root(self) -> Ref:
@@ -105,7 +107,14 @@ class Resolver:
         return Problem(level, message, at.pointer, source)
 
     def get(self, at: Ref) -> Any:
-        """The node at a location; raises RefError when the pointer leads nowhere."""
+        """The node at a location; raises RefError when the pointer leads nowhere. Remembered per location: a large
+        API's operations and schemas look the same few thousand targets up again and again."""
+        found = self._nodes.get(at, _MISSING)
+        if found is _MISSING:
+            found = self._nodes[at] = self._lookup(at)
+        return found
+
+    def _lookup(self, at: Ref) -> Any:
         document = self.documents.by_uri.get(at.uri)
         if document is None:
             raise RefError(self.documents.reason(at.uri), at)
@@ -134,6 +143,8 @@ class Resolver:
 
     def resolve(self, node: Any, at: Ref) -> tuple[Any, Ref]:
         """Follow `$ref`s from `node` (found at `at`) to a node that is not a reference."""
+        if not (isinstance(node, dict) and "$ref" in node):
+            return node, at
         seen: set[Ref] = set()
         while isinstance(node, dict) and isinstance(node.get("$ref"), str):
             target = self.target(node["$ref"], at)

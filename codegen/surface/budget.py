@@ -120,16 +120,24 @@ def fit_budget(
                 out[key] = cut(value)
         return out
 
+    def cut_definition(name: str) -> Any:  # depends only on which of the names it refers to are cut: shared by
+        assert memo is not None  # the kept sets that cut the same ones (and then cleaned once, tools._clean)
+        key = ("cut definition", name, defs.refs(name) - kept)
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = cut(defs[name])
+        return found
+
     # the cut definitions depend only on which are kept: tools that reach the same ones share them
     memo = getattr(defs, "memo", None)
     key = ("cut", kept)
     kept_defs = memo.get(key) if memo is not None else None
     if kept_defs is None:
-        kept_defs = {name: cut(defs[name]) for name in sorted(kept)}
+        kept_defs = {name: cut(defs[name]) if memo is None else cut_definition(name) for name in sorted(kept)}
         if memo is not None:
             memo[key] = kept_defs
     result = cut(schema), dict(kept_defs), depth
-    del cut  # as in loosen: no reference cycle left for the collector
+    del cut, cut_definition  # as in loosen: no reference cycle left for the collector
     return result
 
 
@@ -194,7 +202,7 @@ def reach(schema: Mapping[str, Any], defs: Definitions, depth: int | None = None
 
     The walk depends only on the names `schema` refers to, so it is remembered per definition set: the
     tools of one resource share their roots (a large API's tools walk the same graph many times)."""
-    roots = frozenset(refs_in(schema))
+    roots = _roots(schema, defs) if isinstance(schema, dict) else frozenset(refs_in(schema))
     memo = getattr(defs, "memo", None)
     if memo is None:
         return _reach(roots, defs, depth)

@@ -2,7 +2,7 @@
 
 Parameters become properties named after their wire names; an object JSON, form or multipart body is
 flattened into top-level properties, any other body is one `body` argument (an object body that can hold
-nothing is no argument at all). Keys that clash or are not client-safe are renamed (`arg_keys`) and each
+nothing is no argument at all). Keys that clash or are not client-safe are renamed (`naming.arg_keys`) and each
 argument's plan keeps its wire name and location. The definitions the schema uses are kept within the
 input budget (`budget.fit_budget`). The tool description gets the spec's example arguments unless their
 schemas already list every one of them.
@@ -21,8 +21,9 @@ from ..spec.media import json_media_rank
 from ..spec.refs import Ref
 from . import naming
 from .budget import INPUT_BUDGET, fit_budget
+from .naming import arg_keys
 from .plans import ArgPlan, BodyPlan
-from .schemas import SchemaConverter
+from .schemas import Definitions, SchemaConverter
 
 FILE_SCHEMA: Mapping[str, Any] = {  # a file part of a multipart body, as the tool takes it
     "type": "object",
@@ -86,7 +87,7 @@ def build_input(
             content_types = dict(body.encoding)
             props_at = body.schema.at.child("properties") if body.schema is not None else body.at
             for prop, schema in sorted(props.items()):  # the spec's key order must not matter
-                nullable = kind == "json" and _allows_null(schema, defs)
+                nullable = kind == "json" and _nullable(schema, defs)
                 entry = _Entry(prop, "body", schema, prop in required, at=props_at.child(prop), nullable=nullable)
                 if kind != "json":
                     style, explode = styles.get(prop, ("form", True))
@@ -124,16 +125,14 @@ def build_input(
     if all(value in in_schema.get(wire, []) for wire, value in examples.items()):
         examples = {}  # every example is already in its argument's schema
 
-    keys = arg_keys([(e.wire, e.location) for e in entries])
+    keys = _keys(tuple((e.wire, e.location) for e in entries), defs.memo)
     properties: dict[str, Any] = {}
     required_keys: list[str] = []
     args: list[ArgPlan] = []
     body_arg = None
     for entry, key in zip(entries, keys):
         if key != entry.wire and problems is not None:
-            problems.append(
-                converter.resolver.problem(Level.WARNING, _rename_reason(entry, key, entries), entry.at or op.at)
-            )
+            problems.append(_renamed(entry, key, entry.at or op.at, converter, defs.memo))
         properties[key] = entry.schema
         if entry.required:
             required_keys.append(key)
@@ -203,7 +202,20 @@ def _example_text(example: Mapping[str, Any]) -> str:
     return json.dumps(dict(sorted(example.items())), ensure_ascii=False, separators=(",", ":"))  # compact: tokens
 
 
-def _rename_reason(entry: _Entry, key: str, entries: list[_Entry]) -> str:
+def _renamed(entry: _Entry, key: str, at: Ref, converter: SchemaConverter, memo: dict[Any, Any]) -> Problem:
+    """The warning that an argument is taken as `key`: one object for all the tools that rename the same argument
+    declared at the same place, one location object (Graph's `$count` parameter, shared through a $ref by
+    thousands of operations; problems are frozen)."""
+    memo_key = ("renamed", entry.wire, entry.location, key, id(at))
+    found = memo.get(memo_key)
+    if found is None:  # found[0] keeps `at` alive: its id is not reused
+        found = memo[memo_key] = (at, converter.resolver.problem(Level.WARNING, _rename_reason(entry, key), at))
+    problem = found[1]
+    assert isinstance(problem, Problem)
+    return problem
+
+
+def _rename_reason(entry: _Entry, key: str) -> str:
     what = "request body" if entry.location == "body-whole" else f"{entry.location} parameter"
     if entry.location == "body":
         what = "body property"
@@ -214,30 +226,12 @@ def _rename_reason(entry: _Entry, key: str, entries: list[_Entry]) -> str:
     return f"{what} {entry.wire!r} {why}; the tool takes it as {key!r} and sends it as {entry.wire!r}"
 
 
-def arg_keys(wires: list[tuple[str, str]]) -> list[str]:
-    """Client-safe, unique argument keys for (wire name, location) pairs, deterministically.
-
-    A wire name that is already a valid key keeps it. When two entries want the same key from different
-    locations, each gets its location as a suffix (`id__path`, `id__body`); a key still taken gets `_2`,
-    `_3`, ... Names that are valid as they are claim their key before names that had to be changed.
-    """
-    bases = [naming.arg_name(wire) for wire, _ in wires]
-    locations: dict[str, set[str]] = {}
-    for base, (_, location) in zip(bases, wires):
-        locations.setdefault(base, set()).add("body" if location.startswith("body") else location)
-    wanted = []
-    for base, (_, location) in zip(bases, wires):
-        if len(locations[base]) > 1:
-            suffix = "__" + ("body" if location.startswith("body") else location)
-            base = naming.shorten(base, naming.MAX_ARG_NAME - len(suffix)) + suffix
-        wanted.append(base)
-    keys: list[str | None] = [None] * len(wires)
-    taken: set[str] = set()
-    for exact in (True, False):  # unchanged names first
-        for index, ((wire, _), want) in enumerate(zip(wires, wanted)):
-            if keys[index] is None and (want == wire) == exact:
-                keys[index] = naming.unique(want, taken, naming.MAX_ARG_NAME)
-    return [k for k in keys if k is not None]
+def _keys(wires: tuple[tuple[str, str], ...], memo: dict[Any, Any]) -> list[str]:
+    """arg_keys, remembered per argument list (a large API's tools repeat the same few)."""
+    found = memo.get(("keys", wires))
+    if found is None:
+        found = memo["keys", wires] = tuple(arg_keys(list(wires)))
+    return list(found)
 
 
 def _body_kind(media_type: str) -> str:
@@ -291,6 +285,14 @@ def _is_empty_object(schema: dict[str, Any], defs: Mapping[str, Any], converter:
         and (extra is False or extra == {"not": {}})
         and not set(schema) & {"patternProperties", "anyOf", "oneOf", "allOf", "propertyNames", "unevaluatedProperties"}
     )
+
+
+def _nullable(schema: Any, defs: Definitions) -> bool:
+    """_allows_null, remembered per schema object (body properties are the definitions' own, shared)."""
+    found = defs.memo.get(("null", id(schema)))
+    if found is None:  # found[0] keeps `schema` alive: its id is not reused
+        found = defs.memo["null", id(schema)] = (schema, _allows_null(schema, defs))
+    return bool(found[1])
 
 
 def _allows_null(schema: Any, defs: Mapping[str, Any], depth: int = 0) -> bool:

@@ -107,3 +107,29 @@ def unique(name: str, taken: set[str], limit: int) -> str:
         counter += 1
     taken.add(candidate)
     return candidate
+
+
+def arg_keys(wires: list[tuple[str, str]]) -> list[str]:
+    """Client-safe, unique argument keys for (wire name, location) pairs, deterministically.
+
+    A wire name that is already a valid key keeps it. When two entries want the same key from different
+    locations, each gets its location as a suffix (`id__path`, `id__body`); a key still taken gets `_2`,
+    `_3`, ... Names that are valid as they are claim their key before names that had to be changed.
+    """
+    bases = [arg_name(wire) for wire, _ in wires]
+    locations: dict[str, set[str]] = {}
+    for base, (_, location) in zip(bases, wires):
+        locations.setdefault(base, set()).add("body" if location.startswith("body") else location)
+    wanted = []
+    for base, (_, location) in zip(bases, wires):
+        if len(locations[base]) > 1:
+            suffix = "__" + ("body" if location.startswith("body") else location)
+            base = shorten(base, MAX_ARG_NAME - len(suffix)) + suffix
+        wanted.append(base)
+    keys: list[str | None] = [None] * len(wires)
+    taken: set[str] = set()
+    for exact in (True, False):  # unchanged names first
+        for index, ((wire, _), want) in enumerate(zip(wires, wanted)):
+            if keys[index] is None and (want == wire) == exact:
+                keys[index] = unique(want, taken, MAX_ARG_NAME)
+    return [k for k in keys if k is not None]

@@ -230,9 +230,24 @@ def list_items(op: Operation, resolver: Resolver) -> str | None:
     return _items(shape)
 
 
+_ITEMS: WeakKeyDictionary[Resolver, dict[tuple[int, Ref], str | None]] = WeakKeyDictionary()
+
+
 def _items(shape: _Shape) -> str | None:
+    """`list_items` of a shape, remembered per response schema (like `_Shape.by_name`)."""
     if shape.at is None:
         return None
+    remembered = _ITEMS.get(shape.resolver)
+    if remembered is None:
+        remembered = _ITEMS[shape.resolver] = {}
+    key = (id(shape.root), shape.at)
+    if key not in remembered:
+        remembered[key] = _find_items(shape)
+    return remembered[key]
+
+
+def _find_items(shape: _Shape) -> str | None:
+    assert shape.at is not None
     if _type(shape.root) == "array":
         return ""
     arrays = [name for name, (sub, _) in shape.properties(shape.root, shape.at).items() if _type(sub) == "array"]

@@ -70,13 +70,13 @@ class SchemaConverter(NodeConverter):
     def defs(self, direction: Direction) -> Definitions:
         """Every definition of one direction by its `$defs` name, each converted when first looked up."""
         if direction not in self._views:
-            self._views[direction] = ({}, {}, {})
+            self._views[direction] = ({}, {}, {}, {})
         return Definitions(self, direction, self._views[direction])  # not kept here: no reference cycle
 
     def resolve_converted(self, schema: dict[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
         """Follow a converted `{"$ref": "#/$defs/X"}` chain to the definition it names."""
         seen: set[str] = set()
-        while set(schema) == {"$ref"} and schema["$ref"].startswith("#/$defs/"):
+        while len(schema) == 1 and "$ref" in schema and schema["$ref"].startswith("#/$defs/"):
             name = schema["$ref"][len("#/$defs/") :]
             if name in seen or name not in defs:
                 break
@@ -188,7 +188,8 @@ class SchemaConverter(NodeConverter):
         return out
 
 
-_Remembered = tuple[dict[str, frozenset[str]], dict[str, int], dict[Any, Any]]  # Definitions' refs, sizes, memo
+# Definitions' converted definitions, refs, sizes and memo
+_Remembered = tuple[dict[str, dict[str, Any]], dict[str, frozenset[str]], dict[str, int], dict[Any, Any]]
 
 
 class Definitions(Mapping[str, dict[str, Any]]):
@@ -199,12 +200,15 @@ class Definitions(Mapping[str, dict[str, Any]]):
     def __init__(self, converter: SchemaConverter, direction: Direction, remembered: _Remembered | None = None) -> None:
         self._converter = converter
         self._direction: Direction = direction
-        self._refs, self._sizes, self.memo = remembered or ({}, {}, {})
+        self._by_name, self._refs, self._sizes, self.memo = remembered or ({}, {}, {}, {})
         # memo: results of pure steps over this direction's schemas (budget.reach, inputs' argument schemas), by
         # their inputs
 
     def __getitem__(self, name: str) -> dict[str, Any]:
-        return self._converter._definition(self._converter._named[name], self._direction)[0]
+        found = self._by_name.get(name)
+        if found is None:  # converted once per (location, direction), then looked up by name: tools do it often
+            found = self._by_name[name] = self._converter._definition(self._converter._named[name], self._direction)[0]
+        return found
 
     def __contains__(self, name: object) -> bool:
         return name in self._converter._named

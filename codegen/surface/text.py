@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from http import HTTPStatus
 
 from ..spec.model import Operation, Response
@@ -100,8 +101,11 @@ def _without_media_type_lists(body: str) -> str:
     return "\n\n".join(kept)
 
 
+WORD = re.compile(r"[a-z0-9]+")
+
+
 def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", text.lower())
+    return WORD.findall(text.lower())
 
 
 def _repeats(text: str, title: str) -> bool:
@@ -143,13 +147,25 @@ def _is_failure(response: Response) -> bool:
 
 def _generic(response: Response) -> bool:
     """A failure whose description only restates its status ("Not Found", "Resource not found", "Error")."""
-    return all(word in GENERIC_WORDS or word.isdigit() for word in _words(prose.clean(response.description)))
+    return _generic_text(response.description)
+
+
+@lru_cache(maxsize=4096)  # pure; a large API's operations share their failure responses
+def _generic_text(description: str) -> bool:
+    return all(word in GENERIC_WORDS or word.isdigit() for word in _words(prose.clean(description)))
 
 
 def failure(response: Response) -> str:
-    text = " ".join(prose.clean(response.description).split())
-    phrase = next((s.phrase for s in HTTPStatus if str(s.value) == response.status), "Response")
+    return _failure(response.status, response.description)
+
+
+PHRASES = {str(status.value): status.phrase for status in HTTPStatus}
+
+
+@lru_cache(maxsize=4096)
+def _failure(status: str, description: str) -> str:
+    text = " ".join(prose.clean(description).split())
+    phrase = PHRASES.get(status, "Response")
     text = re.sub(rf"^(?:{re.escape(phrase)}|Response|Error)\s+(?=(?:if|when|unless|because)\b)", "", text, flags=re.I)
     text = prose.cut(text, MAX_ERROR_TEXT)  # "404 Not Found if the gist is not starred" -> "404 if the gist ..."
-    status = "other" if response.status == "DEFAULT" else response.status
-    return f"{status} {text}".strip().rstrip(".")
+    return f"{'other' if status == 'DEFAULT' else status} {text}".strip().rstrip(".")

@@ -39,6 +39,9 @@ VERBS = frozenset("""
 DETERMINERS = frozenset("a an the all any each every one some multiple many this these that those my your".split())
 EXTENSION = re.compile(r"\.(?:json|xml|ya?ml|csv|txt|html?)$", re.IGNORECASE)  # /Accounts/{Sid}.json
 VERSION = re.compile(r"v\d+(?:\.\d+)*|api|rest", re.IGNORECASE)
+STATUS_PREFIX = re.compile(r"^\((?:deprecated|beta|preview)\)\s*", re.IGNORECASE)
+QUERY_OR_FRAGMENT = re.compile(r"[?#]")
+CUSTOM_METHOD = re.compile(r"(?<=[^/:]):?(?=:[A-Za-z])")
 
 
 def base_verb(word: str) -> str | None:
@@ -57,7 +60,7 @@ def from_summary(summary: str, method: str, path: str, strict_noun: bool = True)
     sentence about something else). `strict_noun` False: a noun phrase gives None too (for description
     sentences, which are titles only when they start with a verb)."""
     text = prose.clean(summary).split("\n")[0].strip()
-    text = re.sub(r"^\((?:deprecated|beta|preview)\)\s*", "", text, flags=re.IGNORECASE)
+    text = STATUS_PREFIX.sub("", text)
     if len(text) > MAX_TITLE:
         first = prose.cut(text, MAX_TITLE)
         if first.endswith(prose.ELLIPSIS) or len(first) > MAX_TITLE:
@@ -102,9 +105,9 @@ def _noun_verb(method: str, path: str) -> str:
 def _route(path: str) -> list[str]:
     """The path's segments, without a query or fragment (`/?Action=X`, `/#X-Amz-Target=Y`) or file extension;
     a custom method (`/v1/{name}:encrypt`) is a segment of its own."""
-    path = re.split(r"[?#]", path, maxsplit=1)[0]
+    path = QUERY_OR_FRAGMENT.split(path, maxsplit=1)[0]
     segments = [EXTENSION.sub("", s) for s in path.split("/")]
-    return [p for s in segments for p in re.split(r"(?<=[^/:]):?(?=:[A-Za-z])", s) if p]
+    return [p for s in segments for p in CUSTOM_METHOD.split(s) if p]
 
 
 def _segments(path: str) -> list[str]:
