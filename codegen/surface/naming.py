@@ -43,7 +43,7 @@ ACRONYM_WORD = re.compile(r"([A-Z]+)([A-Z][a-z])")
 NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
 
 
-@lru_cache(maxsize=8192)  # pure; a large API names the same arguments and path words thousands of times
+@lru_cache(maxsize=65536)  # pure; a large API names the same arguments, path words and ids thousands of times
 def snake_case(text: str) -> str:
     """`getPetById` -> `get_pet_by_id`, `repos/get-content` -> `repos_get_content`."""
     text = ascii_fold(text)
