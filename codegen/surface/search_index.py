@@ -20,8 +20,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .plans import ToolSpec
+from .search_action import (
+    ACTION_WEIGHT,
+    PHRASAL,
+    QUESTIONS,
+    action_stems,
+    depth,
+    path_object,
+    query_actions,
+    tool_actions,
+)
 from .search_query import ASKING, FILLERS, NEUTRAL, OBJECTS, READ_OPENERS, TELLING, Hints, Value, intent
-from .search_query import joined_words, value_kinds, values, without_names
+from .search_query import first_words, joined_words, value_kinds, values, without_names
 from .search_weights import combined_postings
 from .vocabulary import SYNONYM_WEIGHT, synonyms
 
@@ -123,7 +133,7 @@ class Analyzer:
         self._ids: dict[str, tuple[int, ...]] = {}  # a large API repeats its descriptions and summaries
         self.vocabulary: dict[str, int] = {"": 0}
         self._names = [""]  # stem id -> stem
-        self._intent: dict[str, list[str]] | None = None
+        self._intent: dict[str, Any] | None = None
 
     def words(self, text: str) -> list[str]:
         words = _WORD.findall(_CAMEL.sub(" ", _strip_markup(text)).lower())
@@ -169,9 +179,12 @@ class Analyzer:
                 named.append(stems[0])
             if named or prefix:
                 found.append(Value(tuple(named), prefix or ""))
-        return Hints(intent(text, words or self.intent_words(), self._stemmer.stemWord), tuple(found))
+        words = words or self.intent_words()
+        stem = self._stemmer.stemWord
+        actions = query_actions(first_words(text, words), words, stem)
+        return Hints(intent(text, words, stem), tuple(found), frozenset(actions))
 
-    def intent_words(self, verbs: Sequence[str] = ()) -> dict[str, list[str]]:
+    def intent_words(self, verbs: Sequence[str] = ()) -> dict[str, Any]:
         """The words search_query.intent reads, as search.json ships them: the stems of the first words of a
         request that reads or changes (with the API's `verbs`, the first words of its summaries, that do not
         read: merge, follow, assign), the fillers before them, the determiners that say neither, the words
@@ -188,6 +201,9 @@ class Analyzer:
                 "asking": sorted(ASKING),
                 "telling": sorted(TELLING),
                 "objects": sorted(OBJECTS),
+                "actions": action_stems(self.stems),
+                "phrasal": dict(sorted(PHRASAL.items())),
+                "questions": sorted(QUESTIONS),
             }
         words = {word.lower() for word in verbs if word.isalpha()} - set(FILLERS) - set(NEUTRAL)
         said = {s for word in words for s in self.stems(word)} - set(self._intent["read"])
@@ -260,6 +276,12 @@ VERB_WORDS: Mapping[str, str] = {
 
 def action_words(path: str) -> str | None:
     """The words of the verb the path's last segment starts with, if it starts with a known one."""
+    verb = path_verb(path)
+    return VERB_WORDS.get(verb) if verb else None
+
+
+def path_verb(path: str) -> str | None:
+    """The first word of the path's last segment when it names an action (/goals/{id}/removeFollowers: remove)."""
     segments = [s for s in path.split("/") if s and not s.startswith("{")]
     if not segments:
         return None
@@ -267,7 +289,7 @@ def action_words(path: str) -> str | None:
     first = _WORD.findall(_CAMEL.sub(" ", last).replace("-", " ").lower())
     if len(first) < 2 and "." not in segments[-1]:  # one plain word (/customers, /refunds): a noun, not an action
         return None
-    return VERB_WORDS.get(first[0]) if first else None
+    return first[0] if first else None
 
 
 def path_shape(path: str) -> str:
@@ -356,6 +378,7 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
             **analyzer.intent_words(sorted({f["summary"].split(" ", 1)[0] for f in fields if f["summary"]})),
         },
         "values": {"weight": VALUE_BONUS, "nouns": nouns},
+        "actions": {"weight": ACTION_WEIGHT},
         "verbs": verb_stems,
         "reads": reads,
         "tools": [
@@ -370,6 +393,11 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
                 "words": " ".join(sorted({stem for field in IDENTITY_FIELDS for stem in analyzer.stemmed(f[field])})),
                 "verbs": verb_number[f["method"]],
                 "keys": " ".join(sorted({stem for key in tool_keys for stem in key})),
+                "act": tool_actions(
+                    tool.operation.method, path_shape(tool.operation.path), f["summary"], path_verb(tool.operation.path)
+                ),
+                "object": " ".join(analyzer.stemmed(path_object(tool.operation.path))),
+                "depth": depth(tool.operation.path),
             }
             for tool, group, f, tool_keys in zip(tools, groups, fields, keys)
         ],
