@@ -39,6 +39,7 @@ FORMAT = 1
 SCALE = 100  # weights are stored as integers: round(weight * SCALE)
 SUMMARY_CHARS = 120  # characters of a tool's summary in a search result
 DESCRIPTION_CHARS = 1500  # characters of the operation description that are indexed
+DETAIL_CHARS = 200  # characters of each argument's description that are indexed (the "details" field)
 GROUP_CHARS = 40  # a group (tag) name longer than this is cut in the search_tools description
 
 # How much a match in each field counts (tuned on bench/selection's GitHub and Stripe tasks, see
@@ -53,6 +54,7 @@ FIELD_WEIGHTS: Mapping[str, float] = {
     "path": 2.0,
     "params": 1.2,
     "method": 3.0,
+    "details": 0.45,
 }
 PREFIX_WEIGHT = 0.5  # a query stem that is a prefix of an indexed stem (or the reverse): repo ~ repositori
 PREFIX_MIN = 4  # characters both need for that
@@ -252,6 +254,16 @@ def group_of(tool: ToolSpec) -> str:
     return "other"
 
 
+def _param_details(schema: Mapping[str, Any]) -> str:
+    """The descriptions of the tool's arguments (their first DETAIL_CHARS characters each)."""
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return ""
+    return " ".join(
+        str(prop.get("description", ""))[:DETAIL_CHARS] for prop in properties.values() if isinstance(prop, Mapping)
+    )
+
+
 def _param_text(schema: Mapping[str, Any]) -> str:
     parts: list[str] = []
     properties = schema.get("properties")
@@ -345,12 +357,14 @@ def _fields(tool: ToolSpec) -> dict[str, str]:
         "tags": " ".join(op.tags),
         "path": path,
         "params": _param_text(tool.input_schema),
+        "details": _param_details(tool.input_schema),
         "method": action_words(op.path) or METHOD_WORDS.get((op.method, path_shape(op.path)), ""),
     }
 
 
-def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_WEIGHTS) -> dict[str, Any]:
+def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] | None = None) -> dict[str, Any]:
     """The search index of `tools` as JSON-ready data: documents, groups and stem -> postings."""
+    weights = FIELD_WEIGHTS if weights is None else weights
     analyzer = Analyzer()
     fields = [_fields(tool) for tool in tools]
     documents = {field: [analyzer.ids(f[field]) for f in fields] for field, weight in weights.items() if weight > 0}
