@@ -62,6 +62,8 @@ _METHOD_ACTIONS: Mapping[tuple[str, str], str] = {
     ("DELETE", "item"): "d",
     ("DELETE", "action"): "d",
 }
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")  # as search_index's
+_WORD = re.compile(r"[^\W_]+")
 _VERSION = re.compile(r"v\d+(\.\d+)*|api", re.IGNORECASE)
 _LETTER = re.compile(r"[A-Za-z]")
 
@@ -84,6 +86,26 @@ _FORMAT = re.compile(r"\.(json|xml|csv|txt)$", re.IGNORECASE)
 _SPLIT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|[^A-Za-z0-9]+")
 
 
+def path_verb(path: str) -> str | None:
+    """The first word of the path's last segment when it names an action (/goals/{id}/removeFollowers: remove)."""
+    segments = [s for s in path.split("/") if s and not s.startswith("{")]
+    if not segments:
+        return None
+    last = segments[-1].split(".")[-1] if "." in segments[-1] else segments[-1]
+    first = _WORD.findall(_CAMEL.sub(" ", last).replace("-", " ").lower())
+    if len(first) < 2 and "." not in segments[-1]:  # one plain word (/customers, /refunds): a noun, not an action
+        return None
+    return first[0] if first else None
+
+
+def path_shape(path: str) -> str:
+    """collection (/customers), item (/customers/{id}) or action (/invoices/{id}/send)."""
+    segments = [s for s in path.split("/") if s]
+    if not segments or segments[-1].startswith("{"):
+        return "item" if segments else "collection"
+    return "action" if any(s.startswith("{") for s in segments[:-1]) else "collection"
+
+
 def path_object(path: str) -> str:
     """The words of what the operation acts on: its path's last named segment (its last dotted part), without a
     format extension or the verb it starts with (/goals/{id}/removeFollowers: Followers, /chat.postMessage:
@@ -104,6 +126,25 @@ def depth(path: str) -> int:
     """The path's named segments (not parameters, versions or dates): /repos/{owner}/{repo} 1."""
     named = [s for s in path.split("/") if s and not s.startswith("{") and _LETTER.search(s)]
     return max(1, sum(1 for s in named if not _VERSION.fullmatch(s)))
+
+
+def action_fields(
+    method: str, path: str, summary: str, resource: str, stems: Callable[[str], Sequence[str]]
+) -> dict[str, Any]:
+    """What search.json ships of a tool for this component: its actions ("act"), the stems of its object when they
+    are not its resource's ("object", see tool_object) and its path's depth when above 1 ("depth")."""
+    out: dict[str, Any] = {"act": tool_actions(method, path_shape(path), summary, path_verb(path))}
+    found = " ".join(stems(path_object(path)))
+    if found != resource:
+        out["object"] = found
+    if depth(path) > 1:
+        out["depth"] = depth(path)
+    return out
+
+
+def tool_object(tool: Mapping[str, Any]) -> list[str]:
+    """The stems of a tool's object (its resource's when search.json leaves it out)."""
+    return str(tool.get("object", tool.get("resource", ""))).split()
 
 
 def action_stems(stem: Callable[[str], Iterable[str]]) -> dict[str, list[str]]:
@@ -141,9 +182,7 @@ def action_bonus(
     out = []
     for doc, score in ranked:
         tool = tools[doc]
-        if not said.isdisjoint(str(tool.get("act", ""))) and any(
-            stem in expanded for stem in str(tool.get("object", "")).split()
-        ):
+        if not said.isdisjoint(str(tool.get("act", ""))) and any(stem in expanded for stem in tool_object(tool)):
             score += weight * top / max(1, int(tool.get("depth", 1)))
         out.append((doc, score))
     return sorted(out, key=lambda item: (-item[1], item[0]))

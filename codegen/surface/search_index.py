@@ -7,7 +7,8 @@ a weight per field, so a word in the name counts more than the same word deep in
 are stemmed with the Snowball English stemmer; the generated server stems a query the same way
 (templates/search.py.jinja) and only sums the precomputed weights of its stems: no ranking library,
 no numpy, nothing computed at start-up. Each tool also carries what the second stage reads (its resource
-words and the words that say what it is, search_rank.rerank), the method's verbs once per distinct list.
+words and the words that say what it is, search_rank.rerank), the method's verbs once per distinct list, and
+what it does to what (search_action: its actions, object and path depth).
 
 Pure: the same tools give byte-identical data (terms and postings sorted, weights rounded to integers).
 """
@@ -24,11 +25,11 @@ from .search_action import (
     ACTION_WEIGHT,
     PHRASAL,
     QUESTIONS,
+    action_fields,
     action_stems,
-    depth,
-    path_object,
+    path_shape,
+    path_verb,
     query_actions,
-    tool_actions,
 )
 from .search_query import ASKING, FILLERS, NEUTRAL, OBJECTS, READ_OPENERS, TELLING, Hints, Value, intent
 from .search_query import first_words, joined_words, value_kinds, values, without_names
@@ -292,26 +293,6 @@ def action_words(path: str) -> str | None:
     return VERB_WORDS.get(verb) if verb else None
 
 
-def path_verb(path: str) -> str | None:
-    """The first word of the path's last segment when it names an action (/goals/{id}/removeFollowers: remove)."""
-    segments = [s for s in path.split("/") if s and not s.startswith("{")]
-    if not segments:
-        return None
-    last = segments[-1].split(".")[-1] if "." in segments[-1] else segments[-1]
-    first = _WORD.findall(_CAMEL.sub(" ", last).replace("-", " ").lower())
-    if len(first) < 2 and "." not in segments[-1]:  # one plain word (/customers, /refunds): a noun, not an action
-        return None
-    return first[0] if first else None
-
-
-def path_shape(path: str) -> str:
-    """collection (/customers), item (/customers/{id}) or action (/invoices/{id}/send)."""
-    segments = [s for s in path.split("/") if s]
-    if not segments or segments[-1].startswith("{"):
-        return "item" if segments else "collection"
-    return "action" if any(s.startswith("{") for s in segments[:-1]) else "collection"
-
-
 def resource(path: str) -> str:
     """The words of what the operation acts on: the path's last named segment (/repos/{owner}/{repo} ->
     "repos"), and for a sub-collection or an action (/issues/{number}/comments, /invoices/{id}/send) also
@@ -380,6 +361,7 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] | None =
     reads = [n for n, stems in enumerate(verb_stems) if reading & set(stems) and not changing & set(stems)]
     keys = [[tuple(analyzer.stems(key)) for key in path_keys(tool.operation.path)] for tool in tools]
     nouns = sorted({" ".join(key) for tool_keys in keys for key in tool_keys if key})
+    things = [" ".join(sorted(set(analyzer.stemmed(resource(tool.operation.path))))) for tool in tools]
     return {
         "format": FORMAT,
         "scale": SCALE,
@@ -403,17 +385,13 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] | None =
                 "summary": _shortened(f["summary"], SUMMARY_CHARS),
                 "group": group,
                 "tags": list(tool.operation.tags),
-                "resource": " ".join(sorted(set(analyzer.stemmed(resource(tool.operation.path))))),
+                "resource": thing,
                 "words": " ".join(sorted({stem for field in IDENTITY_FIELDS for stem in analyzer.stemmed(f[field])})),
                 "verbs": verb_number[f["method"]],
                 "keys": " ".join(sorted({stem for key in tool_keys for stem in key})),
-                "act": tool_actions(
-                    tool.operation.method, path_shape(tool.operation.path), f["summary"], path_verb(tool.operation.path)
-                ),
-                "object": " ".join(analyzer.stemmed(path_object(tool.operation.path))),
-                "depth": depth(tool.operation.path),
+                **action_fields(tool.operation.method, tool.operation.path, f["summary"], thing, analyzer.stemmed),
             }
-            for tool, group, f, tool_keys in zip(tools, groups, fields, keys)
+            for tool, group, f, tool_keys, thing in zip(tools, groups, fields, keys, things)
         ],
         "terms": terms,
     }
