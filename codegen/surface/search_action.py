@@ -7,8 +7,9 @@ that happen to match more of the request's other words. So each tool ships what 
 summary's first word when that is a known verb, else the verb its path's last segment starts with, else its
 HTTP method and the shape of its path) and how deep its path is (its named segments); a tool whose resource the
 query names (search_rank.rerank's resource) and whose actions include one the query says scores more, by a share
-of the best first-stage score: the shallower its path, the more. The query's actions are those of any of its
-words (the word lists ship in search.json); a query that says none gives no tool this bonus.
+of the best first-stage score: the shallower its path, the more. The query's actions are those of its verb (the
+first word after the fillers, a two-word verb such as "get rid of", or a question word: read); a tool whose own
+verb, one that is not an action word (Archive project, Merge a pull request), starts the query scores the same.
 """
 
 from __future__ import annotations
@@ -73,6 +74,13 @@ def verb_actions(word: str) -> str:
     return "".join(action for action, words in ACTION_WORDS.items() if word in words.split())
 
 
+def own_verb(summary: str, path_verb: str | None) -> str:
+    """The word an operation's summary starts with (else its path verb) when it is not one of the action words
+    (Archive project, Merge a pull request, /conversations.kick): a request that starts with it asks for it."""
+    first = re.findall(r"[^\W_]+", summary.lower())[:1] or ([path_verb.lower()] if path_verb else [])
+    return first[0] if first and not verb_actions(first[0]) else ""
+
+
 def tool_actions(method: str, shape: str, summary: str, path_verb: str | None) -> str:
     """What an operation does: its summary's first word's actions, else its path verb's, else its method's."""
     first = re.findall(r"[^\W_]+", summary.lower())[:1]
@@ -88,7 +96,7 @@ _SPLIT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|[^A-Za-z0-9]+")
 
 def path_verb(path: str) -> str | None:
     """The first word of the path's last segment when it names an action (/goals/{id}/removeFollowers: remove)."""
-    segments = [s for s in path.split("/") if s and not s.startswith("{")]
+    segments = [_FORMAT.sub("", s) for s in path.split("/") if s and not s.startswith("{")]
     if not segments:
         return None
     last = segments[-1].split(".")[-1] if "." in segments[-1] else segments[-1]
@@ -134,6 +142,9 @@ def action_fields(
     """What search.json ships of a tool for this component: its actions ("act"), the stems of its object when they
     are not its resource's ("object", see tool_object) and its path's depth when above 1 ("depth")."""
     out: dict[str, Any] = {"act": tool_actions(method, path_shape(path), summary, path_verb(path))}
+    verb = own_verb(summary, path_verb(path))
+    if verb:
+        out["verb"] = " ".join(stems(verb))
     found = " ".join(stems(path_object(path)))
     if found != resource:
         out["object"] = found
@@ -165,14 +176,15 @@ def query_actions(first: Sequence[str], words: Mapping[str, Any], stem: Callable
     if first[0] in words.get("questions", ()):
         return {"r"}
     said = stem(first[0])
-    return {action for action, found in words.get("actions", {}).items() if said in found}
+    return {action for action, found in words.get("actions", {}).items() if said in found} | {said}
 
 
 def action_bonus(
     index: Mapping[str, Any], ranked: Sequence[tuple[int, float]], said: set[str], expanded: Mapping[str, float]
 ) -> list[tuple[int, float]]:
-    """`ranked` (first-stage scores, best first) with each tool whose resource the query names and whose actions
-    include one the query says scoring `weight` times the best score divided by its path's depth more."""
+    """`ranked` (first-stage scores, best first) with each tool whose object the query names and whose actions
+    include one the query says, or whose own verb (own_verb) the query starts with, scoring `weight` times the best
+    score divided by its path's depth more."""
     config = index.get("actions") or {}
     weight = float(config.get("weight", 0))
     if weight <= 0 or not said or not ranked:
@@ -182,7 +194,8 @@ def action_bonus(
     out = []
     for doc, score in ranked:
         tool = tools[doc]
-        if not said.isdisjoint(str(tool.get("act", ""))) and any(stem in expanded for stem in tool_object(tool)):
+        named = any(stem in expanded for stem in tool_object(tool))
+        if str(tool.get("verb", "-")) in said or not said.isdisjoint(str(tool.get("act", ""))) and named:
             score += weight * top / max(1, int(tool.get("depth", 1)))
         out.append((doc, score))
     return sorted(out, key=lambda item: (-item[1], item[0]))
