@@ -10,6 +10,8 @@ query names (search_rank.rerank's resource) and whose actions include one the qu
 of the best first-stage score: the shallower its path, the more. The query's actions are those of its verb (the
 first word after the fillers, a two-word verb such as "get rid of", or a question word: read); a tool whose own
 verb, one that is not an action word (Archive project, Merge a pull request), starts the query scores the same.
+An object is also named by the words the descriptions of several of its tools use and few other objects' do
+(aliases, mined from the API's own text: "body" for Twilio's Messages).
 """
 
 from __future__ import annotations
@@ -179,6 +181,27 @@ def query_actions(first: Sequence[str], words: Mapping[str, Any], stem: Callable
     return {action for action, found in words.get("actions", {}).items() if said in found} | {said}
 
 
+ALIAS_TOOLS = 2  # a word in the descriptions of this many of an object's tools...
+ALIAS_OBJECTS = 2  # ...and of no more objects than this names that object
+
+
+def aliases(objects: Sequence[str], texts: Sequence[Sequence[str]]) -> dict[str, list[str]]:
+    """Stem -> the objects it names: words the descriptions of several of one object's tools use, and few other
+    objects' ("text" in Messages' descriptions). `objects`: each tool's object stems; `texts`: each tool's stems."""
+    counts: dict[str, dict[str, int]] = {}
+    for thing, stems in zip(objects, texts):
+        if thing:
+            for stem in set(stems) - set(thing.split()):
+                found = counts.setdefault(stem, {})
+                found[thing] = found.get(thing, 0) + 1
+    out = {}
+    for stem, found in sorted(counts.items()):
+        named = sorted(thing for thing, count in found.items() if count >= ALIAS_TOOLS)
+        if named and len(found) <= ALIAS_OBJECTS:
+            out[stem] = named
+    return out
+
+
 def action_bonus(
     index: Mapping[str, Any], ranked: Sequence[tuple[int, float]], said: set[str], expanded: Mapping[str, float]
 ) -> list[tuple[int, float]]:
@@ -191,10 +214,13 @@ def action_bonus(
         return list(ranked)
     top = ranked[0][1]
     tools: list[Mapping[str, Any]] = index["tools"]
+    mined: Mapping[str, list[str]] = config.get("aliases", {})
+    called = {thing for stem in expanded for thing in mined.get(stem, ())}
     out = []
     for doc, score in ranked:
         tool = tools[doc]
-        named = any(stem in expanded for stem in tool_object(tool))
+        thing = tool_object(tool)
+        named = " ".join(thing) in called or any(stem in expanded for stem in thing)
         if str(tool.get("verb", "-")) in said or not said.isdisjoint(str(tool.get("act", ""))) and named:
             score += weight * top / max(1, int(tool.get("depth", 1)))
         out.append((doc, score))

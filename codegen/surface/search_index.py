@@ -27,6 +27,8 @@ from .search_action import (
     QUESTIONS,
     action_fields,
     action_stems,
+    aliases,
+    path_object,
     path_shape,
     path_verb,
     query_actions,
@@ -374,7 +376,13 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] | None =
             **analyzer.intent_words(sorted({f["summary"].split(" ", 1)[0] for f in fields if f["summary"]})),
         },
         "values": {"weight": VALUE_BONUS, "nouns": nouns},
-        "actions": {"weight": ACTION_WEIGHT},
+        "actions": {
+            "weight": ACTION_WEIGHT,
+            "aliases": aliases(
+                [" ".join(analyzer.stemmed(path_object(tool.operation.path))) for tool in tools],
+                [analyzer.stemmed(f["summary"] + " " + f["description"] + " " + f["details"]) for f in fields],
+            ),
+        },
         "verbs": verb_stems,
         "reads": reads,
         "tools": [
