@@ -202,6 +202,13 @@ def aliases(objects: Sequence[str], texts: Sequence[Sequence[str]]) -> dict[str,
     return out
 
 
+def action_config(paths: Sequence[str], texts: Sequence[str], stems: Callable[[str], Sequence[str]]) -> dict[str, Any]:
+    """search.json's "actions": the weight and the aliases of the objects of the tools at `paths` (`texts`: each
+    tool's summary, description and arguments' descriptions)."""
+    objects = [" ".join(stems(path_object(path))) for path in paths]
+    return {"weight": ACTION_WEIGHT, "aliases": aliases(objects, [stems(text) for text in texts])}
+
+
 def action_bonus(
     index: Mapping[str, Any], ranked: Sequence[tuple[int, float]], said: set[str], expanded: Mapping[str, float]
 ) -> list[tuple[int, float]]:

@@ -21,18 +21,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .plans import ToolSpec
-from .search_action import (
-    ACTION_WEIGHT,
-    PHRASAL,
-    QUESTIONS,
-    action_fields,
-    action_stems,
-    aliases,
-    path_object,
-    path_shape,
-    path_verb,
-    query_actions,
-)
+from .search_action import PHRASAL, QUESTIONS, action_config, action_fields, action_stems, path_shape, path_verb
+from .search_action import query_actions
 from .search_query import ASKING, FILLERS, NEUTRAL, OBJECTS, READ_OPENERS, TELLING, Hints, Value, intent
 from .search_query import first_words, joined_words, value_kinds, values, without_names
 from .search_weights import combined_postings
@@ -376,13 +366,11 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] | None =
             **analyzer.intent_words(sorted({f["summary"].split(" ", 1)[0] for f in fields if f["summary"]})),
         },
         "values": {"weight": VALUE_BONUS, "nouns": nouns},
-        "actions": {
-            "weight": ACTION_WEIGHT,
-            "aliases": aliases(
-                [" ".join(analyzer.stemmed(path_object(tool.operation.path))) for tool in tools],
-                [analyzer.stemmed(f["summary"] + " " + f["description"] + " " + f["details"]) for f in fields],
-            ),
-        },
+        "actions": action_config(
+            [tool.operation.path for tool in tools],
+            [" ".join((f["summary"], f["description"], f["details"])) for f in fields],
+            analyzer.stemmed,
+        ),
         "verbs": verb_stems,
         "reads": reads,
         "tools": [
