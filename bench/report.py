@@ -61,7 +61,18 @@ def when(results: dict[str, Any]) -> str:
         f"Run of `bench/run{(' ' + argv) if argv else ''}` on {m['date']}: {m['cpus']} CPUs ({m['cpu'] or '?'}), "
         f"{m['memory']} RAM, Python {m['python']}, Node {m['node']}; load average (1/5/15 min) "
         f"{'/'.join(map(str, m['loadavg']))} at the start, {'/'.join(map(str, results.get('loadavg_end', ['?'])))} "
-        "at the end."
+        f"at the end.{speed(m)}"
+    )
+
+
+def speed(m: dict[str, Any]) -> str:
+    """The machine's speed at Python, where the run measured it (bench/run.py's REFERENCE workload)."""
+    seconds = m.get("reference_cpu_s")
+    if seconds is None:
+        return ""
+    return (
+        f" Machine speed: a fixed pure-Python workload (`REFERENCE` in bench/run.py) took {seconds:.2f} s CPU "
+        "(the best of fresh runs; lower is faster)."
     )
 
 

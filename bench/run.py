@@ -100,7 +100,7 @@ def our_command(py: str, out: Path, pkg: str) -> str:
     return f"env PYTHONPATH={out / 'src'} {assignments} {py} -m {pkg}"
 
 
-def machine() -> dict[str, Any]:
+def machine(reference_runs: int = 3) -> dict[str, Any]:
     cpu = ""
     try:
         cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
@@ -118,7 +118,31 @@ def machine() -> dict[str, Any]:
     nv = subprocess.run([node, "--version"], text=True, capture_output=True).stdout.strip() if node else "none"
     return {"date": dt.datetime.now().isoformat(timespec="minutes"), "platform": platform.platform(),
             "cpu": cpu, "cpus": os.cpu_count(), "memory": mem, "python": platform.python_version(), "node": nv,
-            "loadavg": [round(x, 2) for x in os.getloadavg()]}
+            "loadavg": [round(x, 2) for x in os.getloadavg()], "reference_cpu_s": reference_seconds(reference_runs)}
+
+
+# A fixed pure-Python workload (JSON both ways, a loop of arithmetic): its CPU seconds say how fast this machine runs
+# Python, so runs on different machines can be read side by side (the targets are absolute seconds)
+REFERENCE = """
+import json, time
+start = time.process_time()
+rows = [{"id": i, "name": str(i) * 3, "tags": [i % 7, i % 11]} for i in range(200_000)]
+json.loads(json.dumps(rows))
+sum(i * i for i in range(2_000_000))
+print(round(time.process_time() - start, 3))
+"""
+
+
+def reference_seconds(runs: int = 3) -> float | None:
+    """The least CPU seconds of `runs` fresh interpreters running REFERENCE (None when it cannot run)."""
+    found = []
+    for _ in range(runs):
+        try:
+            done = subprocess.run([sys.executable, "-c", REFERENCE], capture_output=True, text=True, timeout=120)
+            found.append(float(done.stdout.strip()))
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            return None
+    return min(found)
 
 
 def write_readme(path: Path, results: dict[str, Any], project_readme: Path | None) -> None:
@@ -187,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"peer set-up failed:\n{r.stderr[-2000:]}")
     py = a.python or (sys.executable if a.tiny or not (TOOLS / "bench-venv/bin/python").exists()
                       else str(TOOLS / "bench-venv/bin/python"))
-    results: dict[str, Any] = {"machine": machine(), "argv": argv, "python": py, "specs": {}}
+    results: dict[str, Any] = {"machine": machine(1 if a.tiny else 3), "argv": argv, "python": py, "specs": {}}
     if "ours" in servers:  # the generator's modules as bytecode, as a pip install leaves them (an editable
         # install under PYTHONDONTWRITEBYTECODE would otherwise compile them again in every timed run)
         sh([sys.executable, "-m", "compileall", "-q", str(ROOT / "codegen")], 300)

@@ -1,6 +1,6 @@
 """The Action, the workflows and the hooks, checked by the tools their ecosystems use: action.yml against GitHub's
 metadata schema (check-jsonschema), every workflow in the repository and in docs/ci.md with actionlint, the hooks
-manifest with pre-commit, and `pre-commit try-repo` of this repository against a temporary project."""
+manifest with pre-commit, and both hooks run by `pre-commit run` from a temporary project's .pre-commit-config.yaml."""
 
 from __future__ import annotations
 
@@ -102,8 +102,8 @@ def test_docs_examples_are_valid(tmp_path: Path) -> None:
 
 
 def hook_repo(tmp_path: Path) -> Path:
-    """This repository's files as they are now (committed or not), committed once into a scratch repository, so
-    every `try-repo` below uses the same repository and revision and pre-commit installs its environment once."""
+    """This repository's files as they are now (committed or not), committed once into a scratch repository (a
+    hook repository pre-commit can clone at a revision)."""
     listed = subprocess.run(
         ["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.splitlines()
@@ -119,9 +119,11 @@ def hook_repo(tmp_path: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_pre_commit_try_repo(tmp_path: Path) -> None:
-    """The check hook fails on a stale package and passes after the generate hook (this repository, as a hook repo)."""
+def test_pre_commit_hooks(tmp_path: Path) -> None:
+    """The check hook fails on a stale package and passes after the generate hook: this repository as a hook
+    repository in a project's .pre-commit-config.yaml (as docs/ci.md shows), installed once into the store."""
     repo = hook_repo(tmp_path)
+    revision = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True)
     project = tmp_path / "project"
     (project / "api").mkdir(parents=True)
     spec = yaml.safe_load(PETSTORE.read_text(encoding="utf-8"))
@@ -130,6 +132,9 @@ def test_pre_commit_try_repo(tmp_path: Path) -> None:
         '[project]\nname = "demo"\nversion = "0"\n\n[tool.mcp-codegen]\nspec = "api/openapi.yaml"\noutput = "mcp"\n',
         encoding="utf-8",
     )
+    hooks = [{"id": "mcp-codegen-check"}, {"id": "mcp-codegen-generate"}]
+    config = {"repos": [{"repo": str(repo), "rev": revision.stdout.strip(), "hooks": hooks}]}
+    (project / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     env = {"PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(tmp_path)}
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -143,8 +148,7 @@ def test_pre_commit_try_repo(tmp_path: Path) -> None:
     (project / "api" / "openapi.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     run("git", "add", "-A")
 
-    # try-repo installs the hook repository into a fresh temporary store on every call: two calls, two installs
-    both = run(tool("pre-commit"), "try-repo", str(repo), "--all-files")  # check, then generate
+    both = run(tool("pre-commit"), "run", "--all-files")  # installs the hook environment, then check, generate
     output = both.stdout
     assert both.returncode == 1, output + both.stderr
     check_part, generate_part = output.split("mcp-codegen generate (regenerate the MCP server)")
@@ -152,5 +156,5 @@ def test_pre_commit_try_repo(tmp_path: Path) -> None:
     assert "`mcp/` is stale" in check_part and "`delete_pet`: removed" in check_part
     assert "Failed" in generate_part and "files were modified by this hook" in generate_part
     run("git", "add", "-A")
-    fresh = run(tool("pre-commit"), "try-repo", str(repo), "mcp-codegen-check", "--all-files")
+    fresh = run(tool("pre-commit"), "run", "mcp-codegen-check", "--all-files")  # the same environment, reused
     assert fresh.returncode == 0 and "Passed" in fresh.stdout, fresh.stdout + fresh.stderr

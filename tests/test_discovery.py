@@ -40,6 +40,7 @@ RECALL_AT_5 = {"github": 0.90, "stripe": 0.93}
 HELDOUT_RECALL_AT_5 = {
     "heldout": {"github": 0.75, "stripe": 0.80},
     "heldout2": {"github": 0.57, "stripe": 0.73},
+    "heldout3": {"github": 0.73, "stripe": 0.83},
 }
 HELDOUT = [SELECTION / folder for folder in HELDOUT_RECALL_AT_5]
 

@@ -43,7 +43,11 @@ from named_specs import named_specs as spec_paths  # noqa: E402  (tools/named_sp
 
 HERE = Path(__file__).resolve().parent
 # tasks written after tuning and never used for it, oldest first: (label, folder)
-HELDOUT = (("held out", HERE / "heldout"), ("held out 2", HERE / "heldout2"))
+HELDOUT = (
+    ("held out", HERE / "heldout"),
+    ("held out 2", HERE / "heldout2"),
+    ("held out 3", HERE / "heldout3"),
+)
 TOOLS_DIR = Path(os.environ.get("MCP_CODEGEN_TOOLS", Path.home() / ".cache" / "mcp-codegen-tools"))
 FASTMCP_PYTHON = TOOLS_DIR / "fastmcp-venv" / "bin" / "python"
 FASTMCP_CACHE = TOOLS_DIR / "fastmcp-search-cache"
