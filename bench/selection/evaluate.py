@@ -53,6 +53,9 @@ FASTMCP_PYTHON = TOOLS_DIR / "fastmcp-venv" / "bin" / "python"
 FASTMCP_CACHE = TOOLS_DIR / "fastmcp-search-cache"
 FASTMCP_SECONDS = 2400  # FastMCP searches GitHub's 1,223 tools slowly: ~5 s a task on a busy 2-core machine
 SPECS = ("github", "stripe", "asana", "slack")
+# further tuning tasks for APIs the ranking was not first tuned on (bench/selection/tuning-extra/), with --extra
+EXTRA = HERE / "tuning-extra"
+EXTRA_SPECS = ("twilio", "jira")
 
 
 @dataclass(frozen=True)
@@ -151,13 +154,15 @@ def summaries_first(tools: list[ToolSpec], index: dict[str, Any], sample: int, s
     return hits / len(picks) if picks else 0.0
 
 
-def evaluate(name: str, path: str, peer: bool = True, heldout: bool = True, summaries: int = 0) -> list[dict[str, Any]]:
-    """The tuning tasks' result, and each held-out set's (heldout*/NAME.yaml) where there is one."""
+def evaluate(
+    name: str, path: str, peer: bool = True, heldout: bool = True, summaries: int = 0, folder: Path = HERE
+) -> list[dict[str, Any]]:
+    """The tuning tasks' result (`folder`/NAME.yaml), and each held-out set's (heldout*/NAME.yaml) where there is one."""
     started = time.perf_counter()
     tools = spec_tools(path)
     index = build_index(tools)
     built = time.perf_counter() - started
-    sets = {name: load_tasks(name)}
+    sets = {name: load_tasks(name, folder)}
     for label, folder in HELDOUT if heldout else ():
         if (folder / f"{name}.yaml").exists():
             sets[f"{name} ({label})"] = load_tasks(name, folder)
@@ -196,12 +201,17 @@ def is_held_out(label: str) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--spec", action="append", choices=SPECS, help="default: every spec with a task file")
+    parser.add_argument(
+        "--spec", action="append", choices=SPECS + EXTRA_SPECS, help="default: every spec with a task file"
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--markdown", type=Path, help="also write the table, with the misses, as Markdown here")
     parser.add_argument("--misses", action="store_true", help="print the tasks our ranking misses at 5")
     parser.add_argument("--no-fastmcp", action="store_true", help="skip FastMCP's search even when its venv is there")
     parser.add_argument("--tuning-only", action="store_true", help="leave the held-out tasks out")
+    parser.add_argument(
+        "--extra", action="store_true", help=f"also the extra tuning tasks of {', '.join(EXTRA_SPECS)} (tuning-extra/)"
+    )
     parser.add_argument(
         "--summaries", type=int, default=0, metavar="N", help="also rank N sampled tools' own summaries (recall@1)"
     )
@@ -212,11 +222,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     paths = spec_paths()
+    names = args.spec or [*SPECS, *(EXTRA_SPECS if args.extra else ())]
     results = [
         result
-        for name in args.spec or SPECS
+        for name in names
         for result in evaluate(
-            name, paths[name], peer=not args.no_fastmcp, heldout=not args.tuning_only, summaries=args.summaries
+            name,
+            paths[name],
+            peer=not args.no_fastmcp,
+            heldout=not args.tuning_only,
+            summaries=args.summaries,
+            folder=EXTRA if name in EXTRA_SPECS else HERE,
         )
     ]
     print(

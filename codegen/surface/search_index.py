@@ -7,7 +7,8 @@ a weight per field, so a word in the name counts more than the same word deep in
 are stemmed with the Snowball English stemmer; the generated server stems a query the same way
 (templates/search.py.jinja) and only sums the precomputed weights of its stems: no ranking library,
 no numpy, nothing computed at start-up. Each tool also carries what the second stage reads (its resource
-words and the words that say what it is, search_rank.rerank), the method's verbs once per distinct list.
+words and the words that say what it is, search_rank.rerank), the method's verbs once per distinct list, and
+what it does to what (search_action: its actions, object and path depth).
 
 Pure: the same tools give byte-identical data (terms and postings sorted, weights rounded to integers).
 """
@@ -20,8 +21,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .plans import ToolSpec
+from .search_action import PHRASAL, QUESTIONS, action_config, action_fields, action_stems, path_shape, path_verb
+from .search_action import query_actions
 from .search_query import ASKING, FILLERS, NEUTRAL, OBJECTS, READ_OPENERS, TELLING, Hints, Value, intent
-from .search_query import joined_words, value_kinds, values, without_names
+from .search_query import first_words, joined_words, value_kinds, values, without_names
 from .search_weights import combined_postings
 from .vocabulary import SYNONYM_WEIGHT, synonyms
 
@@ -29,6 +32,7 @@ FORMAT = 1
 SCALE = 100  # weights are stored as integers: round(weight * SCALE)
 SUMMARY_CHARS = 120  # characters of a tool's summary in a search result
 DESCRIPTION_CHARS = 1500  # characters of the operation description that are indexed
+DETAIL_CHARS = 200  # characters of each argument's description that are indexed (the "details" field)
 GROUP_CHARS = 40  # a group (tag) name longer than this is cut in the search_tools description
 
 # How much a match in each field counts (tuned on bench/selection's GitHub and Stripe tasks, see
@@ -43,6 +47,7 @@ FIELD_WEIGHTS: Mapping[str, float] = {
     "path": 2.0,
     "params": 1.2,
     "method": 3.0,
+    "details": 0.45,
 }
 PREFIX_WEIGHT = 0.5  # a query stem that is a prefix of an indexed stem (or the reverse): repo ~ repositori
 PREFIX_MIN = 4  # characters both need for that
@@ -123,7 +128,7 @@ class Analyzer:
         self._ids: dict[str, tuple[int, ...]] = {}  # a large API repeats its descriptions and summaries
         self.vocabulary: dict[str, int] = {"": 0}
         self._names = [""]  # stem id -> stem
-        self._intent: dict[str, list[str]] | None = None
+        self._intent: dict[str, Any] | None = None
 
     def words(self, text: str) -> list[str]:
         words = _WORD.findall(_CAMEL.sub(" ", _strip_markup(text)).lower())
@@ -169,9 +174,12 @@ class Analyzer:
                 named.append(stems[0])
             if named or prefix:
                 found.append(Value(tuple(named), prefix or ""))
-        return Hints(intent(text, words or self.intent_words(), self._stemmer.stemWord), tuple(found))
+        words = words or self.intent_words()
+        stem = self._stemmer.stemWord
+        actions = query_actions(first_words(text, words), words, stem)
+        return Hints(intent(text, words, stem), tuple(found), frozenset(actions))
 
-    def intent_words(self, verbs: Sequence[str] = ()) -> dict[str, list[str]]:
+    def intent_words(self, verbs: Sequence[str] = ()) -> dict[str, Any]:
         """The words search_query.intent reads, as search.json ships them: the stems of the first words of a
         request that reads or changes (with the API's `verbs`, the first words of its summaries, that do not
         read: merge, follow, assign), the fillers before them, the determiners that say neither, the words
@@ -188,6 +196,9 @@ class Analyzer:
                 "asking": sorted(ASKING),
                 "telling": sorted(TELLING),
                 "objects": sorted(OBJECTS),
+                "actions": action_stems(self.stems),
+                "phrasal": dict(sorted(PHRASAL.items())),
+                "questions": sorted(QUESTIONS),
             }
         words = {word.lower() for word in verbs if word.isalpha()} - set(FILLERS) - set(NEUTRAL)
         said = {s for word in words for s in self.stems(word)} - set(self._intent["read"])
@@ -236,6 +247,16 @@ def group_of(tool: ToolSpec) -> str:
     return "other"
 
 
+def _param_details(schema: Mapping[str, Any]) -> str:
+    """The descriptions of the tool's arguments (their first DETAIL_CHARS characters each)."""
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return ""
+    return " ".join(
+        str(prop.get("description", ""))[:DETAIL_CHARS] for prop in properties.values() if isinstance(prop, Mapping)
+    )
+
+
 def _param_text(schema: Mapping[str, Any]) -> str:
     parts: list[str] = []
     properties = schema.get("properties")
@@ -260,22 +281,8 @@ VERB_WORDS: Mapping[str, str] = {
 
 def action_words(path: str) -> str | None:
     """The words of the verb the path's last segment starts with, if it starts with a known one."""
-    segments = [s for s in path.split("/") if s and not s.startswith("{")]
-    if not segments:
-        return None
-    last = segments[-1].split(".")[-1] if "." in segments[-1] else segments[-1]
-    first = _WORD.findall(_CAMEL.sub(" ", last).replace("-", " ").lower())
-    if len(first) < 2 and "." not in segments[-1]:  # one plain word (/customers, /refunds): a noun, not an action
-        return None
-    return VERB_WORDS.get(first[0]) if first else None
-
-
-def path_shape(path: str) -> str:
-    """collection (/customers), item (/customers/{id}) or action (/invoices/{id}/send)."""
-    segments = [s for s in path.split("/") if s]
-    if not segments or segments[-1].startswith("{"):
-        return "item" if segments else "collection"
-    return "action" if any(s.startswith("{") for s in segments[:-1]) else "collection"
+    verb = path_verb(path)
+    return VERB_WORDS.get(verb) if verb else None
 
 
 def resource(path: str) -> str:
@@ -323,12 +330,14 @@ def _fields(tool: ToolSpec) -> dict[str, str]:
         "tags": " ".join(op.tags),
         "path": path,
         "params": _param_text(tool.input_schema),
+        "details": _param_details(tool.input_schema),
         "method": action_words(op.path) or METHOD_WORDS.get((op.method, path_shape(op.path)), ""),
     }
 
 
-def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_WEIGHTS) -> dict[str, Any]:
+def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] | None = None) -> dict[str, Any]:
     """The search index of `tools` as JSON-ready data: documents, groups and stem -> postings."""
+    weights = FIELD_WEIGHTS if weights is None else weights
     analyzer = Analyzer()
     fields = [_fields(tool) for tool in tools]
     documents = {field: [analyzer.ids(f[field]) for f in fields] for field, weight in weights.items() if weight > 0}
@@ -344,6 +353,7 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
     reads = [n for n, stems in enumerate(verb_stems) if reading & set(stems) and not changing & set(stems)]
     keys = [[tuple(analyzer.stems(key)) for key in path_keys(tool.operation.path)] for tool in tools]
     nouns = sorted({" ".join(key) for tool_keys in keys for key in tool_keys if key})
+    things = [" ".join(sorted(set(analyzer.stemmed(resource(tool.operation.path))))) for tool in tools]
     return {
         "format": FORMAT,
         "scale": SCALE,
@@ -356,6 +366,11 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
             **analyzer.intent_words(sorted({f["summary"].split(" ", 1)[0] for f in fields if f["summary"]})),
         },
         "values": {"weight": VALUE_BONUS, "nouns": nouns},
+        "actions": action_config(
+            [tool.operation.path for tool in tools],
+            [" ".join((f["summary"], f["description"], f["details"])) for f in fields],
+            analyzer.stemmed,
+        ),
         "verbs": verb_stems,
         "reads": reads,
         "tools": [
@@ -366,12 +381,13 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] = FIELD_
                 "summary": _shortened(f["summary"], SUMMARY_CHARS),
                 "group": group,
                 "tags": list(tool.operation.tags),
-                "resource": " ".join(sorted(set(analyzer.stemmed(resource(tool.operation.path))))),
+                "resource": thing,
                 "words": " ".join(sorted({stem for field in IDENTITY_FIELDS for stem in analyzer.stemmed(f[field])})),
                 "verbs": verb_number[f["method"]],
                 "keys": " ".join(sorted({stem for key in tool_keys for stem in key})),
+                **action_fields(tool.operation.method, tool.operation.path, f["summary"], thing, analyzer.stemmed),
             }
-            for tool, group, f, tool_keys in zip(tools, groups, fields, keys)
+            for tool, group, f, tool_keys, thing in zip(tools, groups, fields, keys, things)
         ],
         "terms": terms,
     }

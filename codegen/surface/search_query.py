@@ -95,6 +95,7 @@ class Hints(NamedTuple):
 
     intent: str | None  # "read", "write" or None (can't tell)
     values: tuple[Value, ...]
+    actions: frozenset[str] = frozenset()  # what its verb does: c(reate), r(ead), u(pdate), d(elete) (search_action)
 
 
 def without_names(text: str) -> str:

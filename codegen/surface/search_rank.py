@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .search_action import action_bonus
 from .search_query import Hints, Value
 
 MAX_MEANINGS = 2  # an id prefix that abbreviates more of the API's nouns than this names none of them
@@ -147,4 +148,5 @@ def rank(index: Mapping[str, Any], stems: Iterable[str], limit: int, hints: Hint
     words = list(stems) + [stem for value in (hints.values if hints else ()) for stem in id_nouns(index, value.prefix)]
     expanded, reach = expand(index, words)
     ranked = sorted(scores(index, expanded).items(), key=lambda item: (-item[1], item[0]))
+    ranked = action_bonus(index, ranked, set(hints.actions) if hints else set(), expanded)
     return [doc for doc, _ in rerank(index, ranked, expanded, reach, hints)[:limit]]
