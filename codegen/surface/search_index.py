@@ -121,7 +121,7 @@ class Analyzer:
     as 0: an empty document's token), which is what bm25s is given."""
 
     def __init__(self) -> None:
-        import snowballstemmer  # imported only where a search index is built (~0.15 s of a small API's run)
+        import snowballstemmer  # only where a search index is built; PyStemmer's C stemmer when installed (it is)
 
         self._stemmer = snowballstemmer.stemmer("english")
         self._cache: dict[str, str] = {}
