@@ -17,6 +17,7 @@ An object is also named by the words the descriptions of several of its tools us
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -96,6 +97,7 @@ _FORMAT = re.compile(r"\.(json|xml|csv|txt)$", re.IGNORECASE)
 _SPLIT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|[^A-Za-z0-9]+")
 
 
+@lru_cache(maxsize=65536)  # pure, and a large API's operations share their paths
 def path_verb(path: str) -> str | None:
     """The first word of the path's last segment when it names an action (/goals/{id}/removeFollowers: remove)."""
     segments = [_FORMAT.sub("", s) for s in path.split("/") if s and not s.startswith("{")]
@@ -108,6 +110,7 @@ def path_verb(path: str) -> str | None:
     return first[0] if first else None
 
 
+@lru_cache(maxsize=65536)  # pure, and a large API's operations share their paths
 def path_shape(path: str) -> str:
     """collection (/customers), item (/customers/{id}) or action (/invoices/{id}/send)."""
     segments = [s for s in path.split("/") if s]
@@ -116,6 +119,7 @@ def path_shape(path: str) -> str:
     return "action" if any(s.startswith("{") for s in segments[:-1]) else "collection"
 
 
+@lru_cache(maxsize=65536)  # pure, and a large API's operations share their paths
 def path_object(path: str) -> str:
     """The words of what the operation acts on: its path's last named segment (its last dotted part), without a
     format extension or the verb it starts with (/goals/{id}/removeFollowers: Followers, /chat.postMessage:
@@ -132,6 +136,7 @@ def path_object(path: str) -> str:
     return ""
 
 
+@lru_cache(maxsize=65536)  # pure, and a large API's operations share their paths
 def depth(path: str) -> int:
     """The path's named segments (not parameters, versions or dates): /repos/{owner}/{repo} 1."""
     named = [s for s in path.split("/") if s and not s.startswith("{") and _LETTER.search(s)]
@@ -143,15 +148,16 @@ def action_fields(
 ) -> dict[str, Any]:
     """What search.json ships of a tool for this component: its actions ("act"), the stems of its object when they
     are not its resource's ("object", see tool_object) and its path's depth when above 1 ("depth")."""
-    out: dict[str, Any] = {"act": tool_actions(method, path_shape(path), summary, path_verb(path))}
-    verb = own_verb(summary, path_verb(path))
+    named_verb, deep = path_verb(path), depth(path)
+    out: dict[str, Any] = {"act": tool_actions(method, path_shape(path), summary, named_verb)}
+    verb = own_verb(summary, named_verb)
     if verb:
         out["verb"] = " ".join(stems(verb))
     found = " ".join(stems(path_object(path)))
     if found != resource:
         out["object"] = found
-    if depth(path) > 1:
-        out["depth"] = depth(path)
+    if deep > 1:
+        out["depth"] = deep
     return out
 
 
@@ -202,11 +208,16 @@ def aliases(objects: Sequence[str], texts: Sequence[Sequence[str]]) -> dict[str,
     return out
 
 
-def action_config(paths: Sequence[str], texts: Sequence[str], stems: Callable[[str], Sequence[str]]) -> dict[str, Any]:
+def action_config(
+    paths: Sequence[str], texts: Sequence[Sequence[str]], stems: Callable[[str], Sequence[str]]
+) -> dict[str, Any]:
     """search.json's "actions": the weight and the aliases of the objects of the tools at `paths` (`texts`: each
-    tool's summary, description and arguments' descriptions)."""
+    tool's summary, description and arguments' descriptions, each stemmed on its own: the index has them already)."""
     objects = [" ".join(stems(path_object(path))) for path in paths]
-    return {"weight": ACTION_WEIGHT, "aliases": aliases(objects, [stems(text) for text in texts])}
+    return {
+        "weight": ACTION_WEIGHT,
+        "aliases": aliases(objects, [[s for t in parts for s in stems(t)] for parts in texts]),
+    }
 
 
 def action_bonus(

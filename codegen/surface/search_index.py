@@ -368,7 +368,7 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] | None =
         "values": {"weight": VALUE_BONUS, "nouns": nouns},
         "actions": action_config(
             [tool.operation.path for tool in tools],
-            [" ".join((f["summary"], f["description"], f["details"])) for f in fields],
+            [(f["summary"], f["description"], f["details"]) for f in fields],
             analyzer.stemmed,
         ),
         "verbs": verb_stems,
