@@ -28,6 +28,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 from report import linear_fit  # noqa: E402
+from run import reference_seconds  # noqa: E402
 
 METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 MEASURE = """
@@ -109,7 +110,7 @@ def main() -> int:
     result = {
         "spec": spec, "spec_name": Path(spec).stem, "points": points, "fit": fit, "runs": a.runs,
         "loadavg": load, "loadavg_end": [round(x, 2) for x in os.getloadavg()],
-        "date": time.strftime("%Y-%m-%dT%H:%M"),
+        "date": time.strftime("%Y-%m-%dT%H:%M"), "reference_cpu_s": reference_seconds(),
         "how": f"{Path(spec).name} cut to its first path items, --no-validate, {a.runs} fresh generations per size",
     }
     Path(a.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")

@@ -170,9 +170,12 @@ def targets(results: dict[str, Any], scaling: dict[str, Any] | None) -> list[tup
         big = max(scaling.get("points") or [{}], key=lambda p: p.get("operations", 0))
         if big.get("seconds"):
             load = "/".join(map(str, scaling.get("loadavg") or []))
+            reference = scaling.get("reference_cpu_s")
+            at = f", {scaling['date']}" if scaling.get("date") else ""
+            speed_note = f", machine speed {reference:.2f} s" if reference is not None else ""
             out.append((f"{scaling.get('spec_name', 'largest')} ({big['operations']:,} ops) generation ≤ 6 s and ≤ 400 MiB",
                         f"{spread(big.get('wall'), '{:.2f}')} s wall, {num(big.get('cpu_seconds'), '{:.2f}')} s CPU, "
-                        f"{big.get('peak_mib', 0):.0f} MiB (bench/gen_scaling.py, load average {load})",
+                        f"{big.get('peak_mib', 0):.0f} MiB (bench/gen_scaling.py{at}, load average {load}{speed_note})",
                         big["seconds"] <= 6 and big.get("peak_mib", 0) <= 400))
         fit = scaling.get("fit") or {}
         if fit:
@@ -192,7 +195,9 @@ def targets_table(rows: list[tuple[str, str, bool | None]]) -> str:
 def scaling_table(scaling: dict[str, Any]) -> str:
     lines = [
         f"Generation time and memory against the number of operations ({scaling.get('how', '')}); "
-        f"load average {'/'.join(map(str, scaling.get('loadavg', [])))}:",
+        f"{scaling.get('date', '?')}, load average {'/'.join(map(str, scaling.get('loadavg', [])))}"
+        + (f", machine speed {scaling['reference_cpu_s']:.2f} s (bench/run.py's REFERENCE)"
+           if scaling.get("reference_cpu_s") is not None else "") + ":",
         "",
         "| operations | tools | wall s: median (min–max) | CPU s | peak RSS MiB |",
         "|---|---|---|---|---|",
