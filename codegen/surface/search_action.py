@@ -72,21 +72,32 @@ _VERSION = re.compile(r"v\d+(\.\d+)*|api", re.IGNORECASE)
 _LETTER = re.compile(r"[A-Za-z]")
 
 
+_ACTIONS_OF: Mapping[str, str] = {
+    word: "".join(action for action, words in ACTION_WORDS.items() if word in words.split())
+    for word in " ".join(ACTION_WORDS.values()).split()
+}
+
+
 def verb_actions(word: str) -> str:
     """The actions a (lower-case) word says, in c, r, u, d order; "" when none."""
-    return "".join(action for action, words in ACTION_WORDS.items() if word in words.split())
+    return _ACTIONS_OF.get(word, "")
+
+
+def _first_word(summary: str) -> list[str]:
+    """The summary's first word, lower-case (a list of one, or empty)."""
+    return _WORD.findall(summary.lower())[:1]
 
 
 def own_verb(summary: str, path_verb: str | None) -> str:
     """The word an operation's summary starts with (else its path verb) when it is not one of the action words
     (Archive project, Merge a pull request, /conversations.kick): a request that starts with it asks for it."""
-    first = re.findall(r"[^\W_]+", summary.lower())[:1] or ([path_verb.lower()] if path_verb else [])
+    first = _first_word(summary) or ([path_verb.lower()] if path_verb else [])
     return first[0] if first and not verb_actions(first[0]) else ""
 
 
 def tool_actions(method: str, shape: str, summary: str, path_verb: str | None) -> str:
     """What an operation does: its summary's first word's actions, else its path verb's, else its method's."""
-    first = re.findall(r"[^\W_]+", summary.lower())[:1]
+    first = _first_word(summary)
     found = verb_actions(first[0]) if first else ""
     if not found and path_verb:
         found = verb_actions(path_verb)
@@ -125,7 +136,7 @@ def path_object(path: str) -> str:
     format extension or the verb it starts with (/goals/{id}/removeFollowers: Followers, /chat.postMessage:
     Message, /Calls.json: Calls); the part or segment before it when the verb is all it says
     (/conversations.create: conversations)."""
-    named = [_FORMAT.sub("", s) for s in path.split("/") if s and not s.startswith("{") and _LETTER.search(s)]
+    named = [_FORMAT.sub("", s) for s in _named_segments(path)]
     parts = [p for s in named if not _VERSION.fullmatch(s) for p in s.split(".") if p]
     while parts:
         words = [w for w in _SPLIT.split(parts.pop()) if w]
@@ -139,8 +150,12 @@ def path_object(path: str) -> str:
 @lru_cache(maxsize=65536)  # pure, and a large API's operations share their paths
 def depth(path: str) -> int:
     """The path's named segments (not parameters, versions or dates): /repos/{owner}/{repo} 1."""
-    named = [s for s in path.split("/") if s and not s.startswith("{") and _LETTER.search(s)]
-    return max(1, sum(1 for s in named if not _VERSION.fullmatch(s)))
+    return max(1, sum(1 for s in _named_segments(path) if not _VERSION.fullmatch(s)))
+
+
+def _named_segments(path: str) -> list[str]:
+    """The path's segments that are not parameters and hold a letter."""
+    return [s for s in path.split("/") if s and not s.startswith("{") and _LETTER.search(s)]
 
 
 def action_fields(
