@@ -41,6 +41,7 @@ HELDOUT_RECALL_AT_5 = {
     "heldout": {"github": 0.75, "stripe": 0.80},
     "heldout2": {"github": 0.57, "stripe": 0.73},
     "heldout3": {"github": 0.75, "stripe": 0.81},
+    "heldout4": {"github": 0.68, "stripe": 0.77},
 }
 HELDOUT = [SELECTION / folder for folder in HELDOUT_RECALL_AT_5]
 

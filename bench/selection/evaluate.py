@@ -47,6 +47,7 @@ HELDOUT = (
     ("held out", HERE / "heldout"),
     ("held out 2", HERE / "heldout2"),
     ("held out 3", HERE / "heldout3"),
+    ("held out 4", HERE / "heldout4"),
 )
 TOOLS_DIR = Path(os.environ.get("MCP_CODEGEN_TOOLS", Path.home() / ".cache" / "mcp-codegen-tools"))
 FASTMCP_PYTHON = TOOLS_DIR / "fastmcp-venv" / "bin" / "python"
