@@ -22,10 +22,11 @@ from codegen.configfile import build_config
 from codegen.pipeline import analyze, generate
 from codegen.surface.discovery import MAX_TOOLS, META_NAMES, choose, meta_tools
 from codegen.surface.search_index import Analyzer, build_index, resource
-from codegen.surface.search_rank import MAX_MEANINGS, id_nouns, rank
+from codegen.surface.search_rank import MAX_MEANINGS, expand, id_nouns, rank
 from codegen.surface import search_query
 from codegen.surface.search_query import Value, value_kinds
 from codegen.surface.tokens import listing_tokens
+from codegen.surface.vocabulary import parse, sequences, synonyms
 from codegen.surface.plans import ToolSpec
 
 from conftest import PETSTORE, ROOT, mini_spec, write_spec
@@ -113,12 +114,31 @@ def test_generated_search_ranks_a_big_api_as_the_generator(
     search = load_search(discovery_package, tmp_path)
     data = json.loads(json.dumps(build_index(mapped["github"])))  # as search.json carries it
     assert data["synonyms"]["phrases"]["bug"] == ["issu"]
+    assert "authent" in data["synonyms"]["sequences"]["sign in"]  # a quoted phrase: "signed in", word for word
     index, analyzer = search.Index(data), Analyzer()
     heldout = [t for folder in HELDOUT if (folder / "github.yaml").exists() for t in tasks("github", folder)]
-    for text in [t["task"] for t in tasks("github") + heldout] + VALUE_QUERIES + HINT_QUERIES:
+    extra = ["which account am I signed in with?", "what's in the repo?", "sign the commit in CI", "turn on pages"]
+    for text in [t["task"] for t in tasks("github") + heldout] + VALUE_QUERIES + HINT_QUERIES + extra:
         found, _ = index.search(text, 8)
         assert index.hints(text) == analyzer.hints(text, data["intent"]), text
         assert [f["name"] for f in found] == [data["tools"][i]["name"] for i in ranked(data, analyzer, text, 8)]
+
+
+def test_a_quoted_thesaurus_phrase_counts_only_word_for_word() -> None:
+    """ "signed in" must not shrink to "sign" (and fire on "sign the commit"): a quoted phrase keeps its stop words."""
+    analyzer = Analyzer()
+    rules = parse('authenticated user <- my, "signed in"\nenable <- "turn on"\nmissing thing <- "x y"')
+    terms = {"authent", "user", "enabl"}
+    assert synonyms(terms, analyzer.stems, rules) == {"my": ["authent", "user"]}
+    assert sequences(terms, analyzer.stems, analyzer.every, rules) == {
+        "sign in": ["authent", "user"],
+        "turn on": ["enabl"],
+    }
+    index = {"terms": {"authent": [[0], [100]], "sign": [[1], [100]]}, "synonyms": {"weight": 0.6, "phrases": {}}}
+    index["synonyms"]["sequences"] = {"sign in": ["authent"]}
+    for text, found in (("who am I signed in as?", True), ("sign the commit in CI", False)):
+        expanded, reach = expand(index, analyzer.query(text), analyzer.hints(text).sequence)
+        assert ("authent" in expanded) is found and ("authent" in reach.get("sign", ())) is found, text
 
 
 def test_the_intent_and_values_of_a_request_rank_the_tool_that_does_it(mapped: dict[str, list[ToolSpec]]) -> None:
@@ -131,6 +151,10 @@ def test_the_intent_and_values_of_a_request_rank_the_tool_that_does_it(mapped: d
     assert analyzer.hints("the T-shirt should cost 15 euros").intent is None
     assert analyzer.hints("I'd like to see the logs").intent == analyzer.hints("give me the logs").intent == "read"
     assert analyzer.hints("how do I add a member?").intent == analyzer.hints("can I delete it?").intent == "write"
+    # "get notified when...": a passive is no read, its participle is the verb; "get closed issues" reads
+    assert analyzer.hints("get notified when an issue is created").intent is None
+    assert analyzer.hints("get notified when an issue is created").actions == {"notifi"}
+    assert analyzer.hints("get closed issues").intent == "read"
     assert analyzer.hints("merge pull request #17 now").values == (Value(("request", "pull"), ""),)
     assert analyzer.hints("list subscriptions of cus_9's").values == (Value((), "cus"),)
     assert analyzer.hints("on issue 42, in 2 days").values == (Value(("issu",), ""),)  # "in" ends what names 2
@@ -290,6 +314,11 @@ HINT_QUERIES = [
     "pet photos, user login",
     "order 5 status",
     "pet the dog",
+    "get notified at our endpoint whenever an order is created",
+    "get sold pets",
+    "show me PET-12, not UTF-8",
+    "who am I logged in as?",
+    "what's in the store?",
     "",
 ]
 
@@ -303,6 +332,9 @@ def test_values_add_their_kind_and_resources_name_what_a_path_acts_on() -> None:
     assert value_kinds(VALUE_QUERIES[4]) == ["url"]
     assert value_kinds(VALUE_QUERIES[5]) == []
     assert value_kinds("x@y.z " * 50) == ["email"] * 20  # bounded
+    # a tracker's key is a ticket, and its letters are no words to look for; a standard's name and number is neither
+    assert value_kinds("show me PROJ-123, then ABC-7 in UTF-8") == ["ticket", "ticket"]
+    assert Analyzer().query("show me PROJ-123 in UTF-8") == ["show", "utf", "ticket"]
     assert Analyzer().query("open src/app.py") == ["open", "src", "app", "py", "file"]
     assert resource("/repos/{owner}/{repo}") == "repos"
     assert resource("/repos/{owner}/{repo}/issues/{issue_number}/comments") == "issues comments"
@@ -324,7 +356,7 @@ def test_generated_search_stems_and_ranks_as_the_generator(discovery_package: di
         assert index.hints(text) == analyzer.hints(text, data["intent"]), text
     for name in ("EMAIL", "URL", "FILE", "EXTENSIONS", "DOMAINS", "PUNCTUATION", "MAX_VALUES"):
         assert getattr(search, f"_{name}") == getattr(search_query, name), name
-    for name in ("NAMED", "HYPHENATED", "NUMBER", "ID", "MAX_BEFORE", "VALUE_LIKE"):
+    for name in ("NAMED", "HYPHENATED", "NUMBER", "ID", "MAX_BEFORE", "VALUE_LIKE", "KEY", "KEY_WORD"):
         assert getattr(search, f"_{name}") == getattr(search_query, name), name
     assert search._MAX_MEANINGS == MAX_MEANINGS
     for prefix in ("pe", "or", "us", "ca", "x", ""):

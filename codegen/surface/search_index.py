@@ -23,10 +23,11 @@ from typing import Any
 from .plans import ToolSpec
 from .search_action import PHRASAL, QUESTIONS, action_config, action_fields, action_stems, path_shape, path_verb
 from .search_action import query_actions
-from .search_query import ASKING, FILLERS, NEUTRAL, OBJECTS, READ_OPENERS, TELLING, Hints, Value, intent
+from .search_query import AFTER_PASSIVE, ASKING, FILLERS, NEUTRAL, OBJECTS, PASSIVE, READ_OPENERS, TELLING, Hints, Value
+from .search_query import intent
 from .search_query import first_words, joined_words, value_kinds, values, without_names
 from .search_weights import combined_postings
-from .vocabulary import SYNONYM_WEIGHT, synonyms
+from .vocabulary import SYNONYM_WEIGHT, sequences, synonyms
 
 FORMAT = 1
 SCALE = 100  # weights are stored as integers: round(weight * SCALE)
@@ -137,6 +138,11 @@ class Analyzer:
     def stems(self, text: str) -> list[str]:
         return list(self.stemmed(text))
 
+    def every(self, text: str) -> list[str]:
+        """The stems of all the words of `text`, stop words too (quoted thesaurus phrases are matched on these)."""
+        words = _WORD.findall(_CAMEL.sub(" ", _strip_markup(text)).lower())
+        return [self._stemmer.stemWord(w) for w in words if len(w) > 1]
+
     def stemmed(self, text: str) -> tuple[str, ...]:
         names = self._names
         return tuple(names[number] for number in self.ids(text))
@@ -177,7 +183,8 @@ class Analyzer:
         words = words or self.intent_words()
         stem = self._stemmer.stemWord
         actions = query_actions(first_words(text, words), words, stem)
-        return Hints(intent(text, words, stem), tuple(found), frozenset(actions))
+        sequence = tuple(self.every(without_names(text)))
+        return Hints(intent(text, words, stem), tuple(found), frozenset(actions), sequence)
 
     def intent_words(self, verbs: Sequence[str] = ()) -> dict[str, Any]:
         """The words search_query.intent reads, as search.json ships them: the stems of the first words of a
@@ -196,6 +203,8 @@ class Analyzer:
                 "asking": sorted(ASKING),
                 "telling": sorted(TELLING),
                 "objects": sorted(OBJECTS),
+                "passive": sorted(PASSIVE),
+                "after": sorted(AFTER_PASSIVE),
                 "actions": action_stems(self.stems),
                 "phrasal": dict(sorted(PHRASAL.items())),
                 "questions": sorted(QUESTIONS),
@@ -344,7 +353,7 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] | None =
     terms = combined_postings(documents, weights, analyzer.vocabulary, SCALE)
     del documents
     groups = [group_of(tool) for tool in tools]
-    phrases = synonyms(terms, analyzer.stems)
+    phrases, quoted = synonyms(terms, analyzer.stems), sequences(terms, analyzer.stems, analyzer.every)
     verbs = sorted({f["method"] for f in fields})
     verb_number = {text: number for number, text in enumerate(verbs)}
     verb_stems = [sorted(set(analyzer.stemmed(text))) for text in verbs]
@@ -359,7 +368,7 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] | None =
         "scale": SCALE,
         "stopwords": sorted(STOPWORDS),
         "prefix": {"weight": PREFIX_WEIGHT, "min": PREFIX_MIN},
-        "synonyms": {"weight": SYNONYM_WEIGHT, "phrases": phrases},
+        "synonyms": {"weight": SYNONYM_WEIGHT, "phrases": phrases, "sequences": quoted},
         "rerank": {"depth": RERANK_DEPTH, "resource": RESOURCE_BONUS, "coverage": COVERAGE_SHARE},
         "intent": {
             "weight": INTENT_WEIGHT,

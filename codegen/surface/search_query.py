@@ -24,6 +24,9 @@ EXTENSIONS = frozenset(
     tex tgz tif tiff toml ts tsv tsx txt vue wav webm webp xls xlsx xml yaml yml zip""".split()
 )
 DOMAINS = frozenset("com org net io dev co ai edu gov".split())  # example.com: a host, not a file
+# a tracker's key (PROJ-123, ABC-7: a project's letters, a number): a ticket, whose letters are no words to look for
+# (not a standard's name and number: UTF-8, SHA-256, ISO-8601)
+KEY = re.compile(r"(?!(?:UTF|ISO|SHA|RFC|AES|RSA|TLS|SSL|HTTP|IPV|MD|MP|COVID)-)[A-Z][A-Z0-9]{1,9}-\d+")
 PUNCTUATION = ".,;:!?()[]{}<>\"'`“”‘’"
 MAX_VALUES = 20  # kinds read from one query
 
@@ -43,6 +46,8 @@ def value_kinds(text: str) -> list[str]:
 def _kind(token: str) -> str | None:
     if EMAIL.fullmatch(token):
         return "email"
+    if KEY.fullmatch(token):
+        return "ticket"
     if URL.fullmatch(token):
         return "url"
     found = FILE.fullmatch(token)
@@ -58,6 +63,7 @@ def _kind(token: str) -> str | None:
 NAMED = re.compile(r"\b(called|named|titled)\s+(?:\"[^\"]{1,80}\"|“[^”]{1,80}”|'[^']{1,80}'|\S+)", re.IGNORECASE)
 # "to-do", "e-mail", "re-run": the joined word too, when the first part is a letter or two (a stop word, a prefix);
 # not "feature-login" or "feature-x", names whose joined form only matches by prefix
+KEY_WORD = re.compile(rf"(?<![\w-]){KEY.pattern}(?![\w-])")  # a key standing alone in a text
 HYPHENATED = re.compile(r"\b[A-Za-z]{1,2}(?:-[A-Za-z]+)+\b")
 NUMBER = re.compile(r"#?\d+")  # issue 42, PR #17
 ID = re.compile(r"([A-Za-z]{1,8})_[A-Za-z0-9_]*\d[A-Za-z0-9_]*")  # cus_123, dp_9: a prefix, then a value
@@ -78,6 +84,10 @@ FILLERS = """please can could would will you me i we let lets just go ahead and 
     then s d ll m ve re""".split()  # the last: what is left of it's, I'd, I'll, I'm, I've, we're
 NEUTRAL = """the a an this that these those my our all every each some it its there""".split()
 OBJECTS = """me us them him her everyone everybody someone""".split()
+# "get notified when...", "be alerted if...": a passive says what should happen, not a read ("get"): the participle is
+# the verb when a function word or nothing follows it ("get closed issues" reads)
+PASSIVE = """get gets getting got be being become""".split()
+AFTER_PASSIVE = """when whenever if once every each about at on by for of to in into via with as after before""".split()
 VALUE_LIKE = re.compile(r"[\d@_/#]")
 MAX_BEFORE = 2  # words before a value that may name what it identifies ("pull request 12")
 
@@ -96,11 +106,13 @@ class Hints(NamedTuple):
     intent: str | None  # "read", "write" or None (can't tell)
     values: tuple[Value, ...]
     actions: frozenset[str] = frozenset()  # what its verb does: c(reate), r(ead), u(pdate), d(elete) (search_action)
+    sequence: tuple[str, ...] = ()  # all its words' stems, stop words too, in order (for quoted thesaurus phrases)
 
 
 def without_names(text: str) -> str:
-    """`text` without the names it gives ("a team called platform" -> "a team called")."""
-    return NAMED.sub(r"\1 ", text)
+    """`text` without the names it gives ("a team called platform" -> "a team called") and the keys it quotes
+    ("show me PROJ-12" -> "show me")."""
+    return KEY_WORD.sub(" ", NAMED.sub(r"\1 ", text))
 
 
 def joined_words(text: str) -> list[str]:
@@ -113,15 +125,24 @@ def first_words(text: str, words: Mapping[str, Any]) -> list[str]:
     add..." -> add...). `words`: the word lists search.json ships (search_index.intent_words)."""
     found = re.findall(r"[^\W_]+", text.lower())
     fillers, asking = set(words["fillers"]), set(words["asking"])
+    passive = set(words.get("passive", ()))
     start = 0
     while start < len(found):
         if found[start] in fillers:
             start += 1
         elif found[start] == "how" and found[start + 1 : start + 2] and found[start + 1] in asking:
             start += 2
+        elif found[start] in passive and _participle(found[start + 1 : start + 3], words):
+            start += 1
         else:
             break
     return found[start:]
+
+
+def _participle(following: list[str], words: Mapping[str, Any]) -> bool:
+    """Whether the words after "get" (or "be") are a participle followed by a function word or nothing."""
+    after = [[word] for word in words.get("after", ())]
+    return bool(following) and following[0].endswith("ed") and following[1:2] in ([], *after)
 
 
 def intent(text: str, words: Mapping[str, Any], stem: Callable[[str], str]) -> str | None:

@@ -41,9 +41,12 @@ def id_nouns(index: Mapping[str, Any], prefix: str) -> list[str]:
     return [stem for noun in found for stem in noun] if len(found) <= MAX_MEANINGS else []
 
 
-def expand(index: Mapping[str, Any], stems: Iterable[str]) -> tuple[dict[str, float], dict[str, set[str]]]:
+def expand(
+    index: Mapping[str, Any], stems: Iterable[str], sequence: Sequence[str] = ()
+) -> tuple[dict[str, float], dict[str, set[str]]]:
     """Query stems -> the indexed stems to look up with how much each counts, and for each query stem the
-    indexed stems it leads to (itself, its prefix relatives, what the phrases it is part of stand for)."""
+    indexed stems it leads to (itself, its prefix relatives, what the phrases it is part of stand for). A quoted
+    thesaurus phrase counts when it occurs word for word in `sequence` (the stems of all the query's words)."""
     terms: Mapping[str, Any] = index["terms"]
     prefix = index.get("prefix", {})
     weight, shortest = float(prefix.get("weight", 0)), int(prefix.get("min", 4))
@@ -60,14 +63,17 @@ def expand(index: Mapping[str, Any], stems: Iterable[str]) -> tuple[dict[str, fl
                 reach[stem].add(term)
     synonyms = index.get("synonyms", {})
     share = float(synonyms.get("weight", 0))
-    for phrase, targets in synonyms.get("phrases", {}).items() if share > 0 else ():
-        words = phrase.split(" ")
-        if all(word in reach for word in words):
-            for target in targets:
-                if target not in reach:
-                    out[target] = out.get(target, 0.0) + share
-                    for word in words:
-                        reach[word].add(target)
+    said_in_order = f" {' '.join(sequence)} "
+    for table, quoted in ((synonyms.get("phrases", {}), False), (synonyms.get("sequences", {}), True)):
+        for phrase, targets in table.items() if share > 0 else ():
+            words = phrase.split(" ")
+            if f" {phrase} " in said_in_order if quoted else all(word in reach for word in words):
+                for target in targets:
+                    if target not in reach:
+                        out[target] = out.get(target, 0.0) + share
+                        for word in words:
+                            if word in reach:  # a quoted phrase's stop words are none of the query's stems
+                                reach[word].add(target)
     return out, reach
 
 
@@ -146,7 +152,7 @@ def rank(index: Mapping[str, Any], stems: Iterable[str], limit: int, hints: Hint
     """Tool numbers, best first, for a query's stems (search_index.Analyzer.query) and what else it says
     (Analyzer.hints: its id prefixes' nouns join its stems)."""
     words = list(stems) + [stem for value in (hints.values if hints else ()) for stem in id_nouns(index, value.prefix)]
-    expanded, reach = expand(index, words)
+    expanded, reach = expand(index, words, hints.sequence if hints else ())
     ranked = sorted(scores(index, expanded).items(), key=lambda item: (-item[1], item[0]))
     ranked = action_bonus(index, ranked, set(hints.actions) if hints else set(), expanded)
     return [doc for doc, _ in rerank(index, ranked, expanded, reach, hints)[:limit]]
