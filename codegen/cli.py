@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from . import __version__, options
 from .emit.clients import client_setup, format_snippets
@@ -23,7 +23,6 @@ from .emit.variables import environment_summary
 from .config import Config
 from .configfile import build_config, found_notice
 from .options import CONFIG_HELP, OVERLAY_HELP, STRICT_HELP
-from .surface.diff import diff_tools, tool_summary
 from .surface.profiles.check import check_file, summarize
 from .surface.results import pagination_lines
 from .emit.escape import safe_url
@@ -31,7 +30,6 @@ from .pipeline import Result, analyze, generate
 from .problems import Level, Problem, has_errors, sort_key
 from .emit.render import describe_templates, slug
 from .emit.write import check, remote_spec_change, write
-from .surface.report import build_report
 
 MAX_WARNINGS = 30  # printed without --verbose
 
@@ -42,6 +40,15 @@ class _DefaultToGenerate(TyperGroup):
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
             args = ["generate", *args]
+        options.defer_coercion(self.get_params(ctx))
+        return super().parse_args(ctx, args)
+
+
+class _Command(TyperCommand):
+    """A command whose options build typer's converters only for values that need them (options.defer_coercion)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        options.defer_coercion(self.get_params(ctx))
         return super().parse_args(ctx, args)
 
 
@@ -73,7 +80,7 @@ def main_callback(
     """Generate MCP servers from OpenAPI documents."""
 
 
-@app.command("generate")
+@app.command("generate", cls=_Command)
 def generate_command(
     spec: options.Spec,
     output: options.Output = None,
@@ -176,6 +183,8 @@ def _check(out: Path, result: Result, clients: tuple[str, ...]) -> int:
     typer.echo(f"{out}: {report.summary()}", err=report.stale)
     tools_file = f"src/{result.project.package}/tools.json"
     if tools_file in report.changed:
+        from .surface.diff import tool_summary
+
         typer.echo(tool_summary(out / tools_file, result.files[tools_file]), err=True)
     remote = remote_spec_change(out, result.files) if report.stale else None
     if remote:
@@ -244,7 +253,7 @@ def _print_done(result: Result, out: Path, config: Config) -> None:
     typer.echo(format_snippets(client_setup(result.project, base_url)))
 
 
-@app.command("diff")
+@app.command("diff", cls=_Command)
 def diff_command(
     old: Annotated[str, typer.Argument(help="The old OpenAPI document (path or URL).")],
     new: Annotated[str, typer.Argument(help="The new OpenAPI document (path or URL).")],
@@ -300,6 +309,9 @@ def diff_command(
         if errors:
             typer.echo(f"note: {spec}: {len(errors)} operations skipped (run generate on it to see why)", err=True)
         surfaces.append(tools)
+    from .surface.diff import diff_tools  # only this command uses them: not imported by every run
+    from .surface.report import build_report
+
     report = diff_tools(surfaces[0], surfaces[1])
     if output_format == "json":
         typer.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
@@ -310,7 +322,7 @@ def diff_command(
     raise typer.Exit(1 if fail and report.breaking else 0)
 
 
-@app.command("ci")
+@app.command("ci", cls=_Command)
 def ci_command(
     spec: Annotated[
         str | None,
@@ -362,7 +374,7 @@ def ci_command(
     raise typer.Exit(ci_main(flags, dict(os.environ), Path.cwd()))
 
 
-@app.command("templates")
+@app.command("templates", cls=_Command)
 def templates_command() -> None:
     """List the built-in templates (override any by file name with --templates DIR)."""
     for template, target in describe_templates().items():

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
@@ -66,6 +65,8 @@ def find_config(spec: str, explicit: Path | None, cwd: Path) -> Path | None:
             return beside
     pyproject = cwd / "pyproject.toml"
     if pyproject.is_file():
+        import tomllib  # imported only when there is TOML to read
+
         try:
             data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
@@ -131,6 +132,8 @@ def found_notice(config: Config, explicit: Path | None) -> str | None:
 
 def read_config(path: Path) -> tuple[dict[str, Any], list[Problem]]:
     """Config fields from a TOML file (relative paths in it are relative to the file)."""
+    import tomllib
+
     source = str(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))

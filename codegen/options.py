@@ -6,8 +6,10 @@ the config file into the one Config.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -161,3 +163,51 @@ Pins = Annotated[
 ]
 Quiet = Annotated[bool, typer.Option("-q", "--quiet", help="Print errors only.")]
 Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="Print every warning and the time of each stage.")]
+
+
+# Reading the values. Typer (0.2x) converts every parameter's value with a pydantic TypeAdapter that it builds
+# on first use, also for a value that was not given (None): the first one imports pydantic (a tenth of a
+# second), on every run. `defer_coercion` gives each parameter a converter that builds typer's own only for a
+# value that needs it: not for an option left out (typer's own rule: None, or () when repeatable), nor for a
+# plain string, strings of a repeatable option, or a path that typer's path checks accept (run on the same
+# Path object typer would make); anything else, and any path typer refuses (for its exact message), goes to
+# typer's converter. Without these typer internals (another typer), it does nothing.
+try:
+    from typer._coercion import RuntimeParam, TypeDescriptor, build_runtime_param
+    from typer._param_types import coerce_cli_path
+
+    DEFERRABLE = True
+except ImportError:  # pragma: no cover - a typer without pydantic
+    DEFERRABLE = False
+
+
+def defer_coercion(params: Iterable[Any]) -> None:
+    """Give each typer parameter that has not converted a value yet the deferring converter."""
+    if not DEFERRABLE:
+        return  # pragma: no cover
+    for param in params:
+        descriptor = getattr(param, "type_descriptor", None)
+        if descriptor is not None and getattr(param, "_runtime_param", False) is None:
+            param._runtime_param = _Deferred(descriptor.parameter_info, descriptor.annotation, descriptor)
+
+
+if DEFERRABLE:
+
+    @dataclass(frozen=True)
+    class _Deferred(RuntimeParam):
+        descriptor: TypeDescriptor
+
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            info, annotation = self.parameter_info, self.annotation
+            if info.parser is None and self.descriptor.file_annotation is None:
+                if annotation is str and type(value) is str:
+                    return value
+                if annotation == list[str] and isinstance(value, (list, tuple)):
+                    if all(type(item) is str for item in value):
+                        return list(value)
+                if annotation is Path and info.path_type is None and type(value) is str:
+                    try:  # typer's adapter makes Path(value), then checks it with this same function
+                        return coerce_cli_path(Path(value), info, path_type=Path, param=param, ctx=ctx)
+                    except Exception:  # noqa: BLE001 - refused: typer's converter says why, with the path as given
+                        pass
+            return build_runtime_param(self.descriptor)._coerce_value(value, param=param, ctx=ctx)

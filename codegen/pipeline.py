@@ -104,7 +104,8 @@ def _analyze(
         """Run last, so that the validator sees only the documents generation read (it reads none itself)."""
         if config.validate or (config.validate is None and _operation_count(original.root) <= VALIDATE_MAX_OPERATIONS):
             progress("validating with openapi-spec-validator")
-            return validate(original.root, original.root_uri, original.loaded)
+            so_far = original.store.docs if original.store is not None else None  # the cache key names them
+            return validate(original.root, original.root_uri, original.loaded, so_far)
         if config.validate is None:
             progress(f"not validating: more than {VALIDATE_MAX_OPERATIONS} operations (--validate forces it)")
         return []

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import PETSTORE, mini_spec, write_spec
 
 CLI = [sys.executable, "-m", "codegen"]
@@ -116,3 +118,43 @@ def test_check_mode(tmp_path: Path) -> None:
         and "-edited" in stale.stderr
         and "+# out" in stale.stderr
     )
+
+
+def test_option_values_are_read_as_typer_reads_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """options.defer_coercion only puts off building typer's converters: the values are the same, type and all."""
+    import typer
+
+    from codegen import options
+    from codegen.cli import app
+
+    (tmp_path / "templates").mkdir()
+    args = [str(PETSTORE), "-o", "out", "--rule", "exclude tag=a", "--rule", "include op=b", "--templates"]
+    args += [str(tmp_path / "templates"), "--timeout", "2", "--surface", "tools", "--no-validate", "--name", "x"]
+    args += ["--config", str(tmp_path / "none.toml"), "--output-depth", "1", "--client", "claude", "--force"]
+
+    def params() -> dict[str, object]:
+        command = typer.main.get_command(app).commands["generate"]  # type: ignore[attr-defined]
+        return dict(command.make_context("generate", list(args)).params)
+
+    deferred = params()
+    monkeypatch.setattr(options, "defer_coercion", lambda params: None)
+    plain = params()
+    assert deferred == plain
+    assert {key: type(value) for key, value in deferred.items()} == {key: type(value) for key, value in plain.items()}
+    assert isinstance(deferred["output"], Path) and deferred["rules"] == ["exclude tag=a", "include op=b"]
+
+
+def test_refused_option_values_give_typers_messages(tmp_path: Path) -> None:
+    """A value typer refuses is refused with its message, naming the value as it was given."""
+    (tmp_path / "afile").write_text("")
+    cases = {
+        ("--templates", "./missing/"): "dir './missing/' does not exist",
+        ("--templates", "./afile"): "dir './afile' is a file",
+        ("--config", "./"): "file './' is a directory",
+        ("--timeout", "0"): "greater than or equal to 0.001",
+        ("--unmatched", "maybe"): "'maybe' is not one of 'include', 'exclude'",
+    }
+    for flags, message in cases.items():
+        result = run(PETSTORE, "-o", "out", *flags, cwd=tmp_path)
+        assert result.returncode == 2 and message in result.stderr, (flags, result.stderr)
+        assert not (tmp_path / "out").exists()

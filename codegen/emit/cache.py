@@ -1,4 +1,5 @@
-"""A content-addressed cache for generation's pure, costly steps: black's output and compiled templates.
+"""A content-addressed cache for generation's pure, costly steps: black's output, compiled templates and the
+validator's findings (spec/validate.py).
 
 Most generated Python files are the same text from one run to the next (the templates' code, the package
 name), so their black output is looked up by a hash of the input text, black's version and its mode instead

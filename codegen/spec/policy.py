@@ -17,8 +17,7 @@ import os
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from urllib.parse import urlparse
-from urllib.request import url2pathname
+from urllib.parse import unquote, urlparse
 
 MB = 1024 * 1024
 
@@ -54,7 +53,14 @@ def origin(uri: str) -> tuple[str, str, int | None]:
 
 
 def file_path(uri: str) -> Path:
-    return Path(url2pathname(urlparse(uri).path))
+    path = urlparse(uri).path
+    if os.name != "nt" and not path.startswith("//"):
+        local = unquote(path)
+        if local.isascii():  # url2pathname's answer on every Python version, without importing urllib.request
+            return Path(local)  # (http.client, email, ssl: more than a small spec's whole read)
+    from urllib.request import url2pathname
+
+    return Path(url2pathname(path))
 
 
 def ref_folder(root_uri: str, policy: ReadPolicy) -> Path | None:
