@@ -17,8 +17,9 @@ An object is also named by the words the descriptions of several of its tools us
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set as AbstractSet
 from functools import lru_cache
-from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 ACTION_WEIGHT = 0.25  # a match's share of the best first-stage score, for a path of one named segment
@@ -83,22 +84,24 @@ def verb_actions(word: str) -> str:
     return _ACTIONS_OF.get(word, "")
 
 
-def _first_word(summary: str) -> list[str]:
-    """The summary's first word, lower-case (a list of one, or empty)."""
-    return _WORD.findall(summary.lower())[:1]
+@lru_cache(maxsize=65536)  # pure, and a large API's operations share their summaries
+def _first_word(summary: str) -> str:
+    """The summary's first word, lower-case ("" when it has none)."""
+    found = _WORD.search(summary.lower())
+    return found.group() if found else ""
 
 
 def own_verb(summary: str, path_verb: str | None) -> str:
     """The word an operation's summary starts with (else its path verb) when it is not one of the action words
     (Archive project, Merge a pull request, /conversations.kick): a request that starts with it asks for it."""
-    first = _first_word(summary) or ([path_verb.lower()] if path_verb else [])
-    return first[0] if first and not verb_actions(first[0]) else ""
+    first = _first_word(summary) or (path_verb.lower() if path_verb else "")
+    return first if first and not verb_actions(first) else ""
 
 
 def tool_actions(method: str, shape: str, summary: str, path_verb: str | None) -> str:
     """What an operation does: its summary's first word's actions, else its path verb's, else its method's."""
     first = _first_word(summary)
-    found = verb_actions(first[0]) if first else ""
+    found = verb_actions(first) if first else ""
     if not found and path_verb:
         found = verb_actions(path_verb)
     return found or _METHOD_ACTIONS.get((method, shape), "")
@@ -206,15 +209,20 @@ ALIAS_TOOLS = 2  # a word in the descriptions of this many of an object's tools.
 ALIAS_OBJECTS = 2  # ...and of no more objects than this names that object
 
 
-def aliases(objects: Sequence[str], texts: Sequence[Sequence[str]]) -> dict[str, list[str]]:
+def aliases(objects: Iterable[str], texts: Iterable[AbstractSet[str]]) -> dict[str, list[str]]:
     """Stem -> the objects it names: words the descriptions of several of one object's tools use, and few other
-    objects' ("text" in Messages' descriptions). `objects`: each tool's object stems; `texts`: each tool's stems."""
-    counts: dict[str, dict[str, int]] = {}
+    objects' ("text" in Messages' descriptions). `objects`: each tool's object stems; `texts`: each tool's stems
+    (read once, one at a time: a generator keeps a large API's from being held all at once)."""
+    tools: dict[str, Counter[str]] = {}  # object -> stem -> the object's tools whose text has the stem
     for thing, stems in zip(objects, texts):
         if thing:
-            for stem in set(stems) - set(thing.split()):
-                found = counts.setdefault(stem, {})
-                found[thing] = found.get(thing, 0) + 1
+            tools.setdefault(thing, Counter()).update(stems)
+    counts: dict[str, dict[str, int]] = {}  # stem -> object -> its tools whose text has the stem (not its own word)
+    for thing, found_in in tools.items():
+        own = thing.split()
+        for stem, count in found_in.items():
+            if stem not in own:
+                counts.setdefault(stem, {})[thing] = count
     out = {}
     for stem, found in sorted(counts.items()):
         named = sorted(thing for thing, count in found.items() if count >= ALIAS_TOOLS)
@@ -228,10 +236,13 @@ def action_config(
 ) -> dict[str, Any]:
     """search.json's "actions": the weight and the aliases of the objects of the tools at `paths` (`texts`: each
     tool's summary, description and arguments' descriptions, each stemmed on its own: the index has them already)."""
-    objects = [" ".join(stems(path_object(path))) for path in paths]
+    objects: dict[str, str] = {}  # path -> its object's stems (a large API's operations share their paths)
+    for path in paths:
+        if path not in objects:
+            objects[path] = " ".join(stems(path_object(path)))
     return {
         "weight": ACTION_WEIGHT,
-        "aliases": aliases(objects, [[s for t in parts for s in stems(t)] for parts in texts]),
+        "aliases": aliases(map(objects.__getitem__, paths), (set().union(*map(stems, parts)) for parts in texts)),
     }
 
 

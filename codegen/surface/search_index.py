@@ -2,7 +2,7 @@
 
 Each tool is a document with fields: its name, title, summary, description, tags, path, parameter names
 (with their enum values) and the words its HTTP method stands for (create/add/new for POST, ...). Every
-field is scored with BM25 on its own (bm25s computes the weights) and the field scores are summed with
+field is scored with BM25 on its own (bm25s's weights, search_weights) and the field scores are combined with
 a weight per field, so a word in the name counts more than the same word deep in a description. Words
 are stemmed with the Snowball English stemmer; the generated server stems a query the same way
 (templates/search.py.jinja) and only sums the precomputed weights of its stems: no ranking library,
@@ -17,15 +17,18 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
+from itertools import chain
 from typing import Any
 
 from .plans import ToolSpec
-from .search_action import PHRASAL, QUESTIONS, action_config, action_fields, action_stems, path_shape, path_verb
+from .search_action import PHRASAL, QUESTIONS, action_config, action_fields, action_stems, path_verb
 from .search_action import query_actions
 from .search_query import AFTER_PASSIVE, ASKING, FILLERS, NEUTRAL, OBJECTS, PASSIVE, READ_OPENERS, TELLING, Hints, Value
 from .search_query import intent
 from .search_query import first_words, joined_words, value_kinds, values, without_names
+from .search_paths import PathFacts, path_facts, path_group
 from .search_weights import combined_postings
 from .vocabulary import SYNONYM_WEIGHT, sequences, synonyms
 
@@ -66,8 +69,6 @@ IDENTITY_FIELDS = ("name", "title", "summary", "path")  # with the method's verb
 # "cus_123") scores up to VALUE_BONUS more on a tool whose path takes what the value identifies.
 INTENT_WEIGHT = 0.5
 VALUE_BONUS = 0.2
-# a path parameter's words that say it is an identifier, not what it identifies ({issue_number}, {task_gid})
-ID_WORDS = frozenset("id ids number num gid key name slug sid uuid identifier code".split())
 
 # The words a user says for what an HTTP method does, by the shape of the path: a collection
 # (/customers), one item (/customers/{id}) or an action on an item (/invoices/{id}/send).
@@ -113,53 +114,69 @@ _TAG = re.compile(r"<[^>]{0,200}>")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")  # where a camelCase word is split: search.py's
 # `([a-z0-9])([A-Z])` -> `\1 \2`, as one space (no template to expand per match)
 _WORD = re.compile(r"[^\W_]+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+DROPPED = -1  # the number of a word that is not indexed (one letter, a stopword)
+_KEPT = DROPPED.__ne__
+
+
+def _words(text: str) -> list[str]:
+    """The words of `text` (lower case), markup left out and camelCase split."""
+    return _WORD.findall(_CAMEL.sub(" ", _strip_markup(text)).lower())
+
+
+class _Memo(dict[str, Any]):
+    """text -> what `make` gives for it, computed on the first lookup (`memo[text]`, also through `map`)."""
+
+    def __init__(self, make: Callable[[str], Any]) -> None:
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, text: str) -> Any:
+        value = self[text] = self._make(text)
+        return value
 
 
 class Analyzer:
     """Text -> stems. The generated search.py does exactly the same to a query (tested).
 
-    Each distinct text is analyzed once; `ids` numbers its stems in `vocabulary` (shared by all the texts, with ""
-    as 0: an empty document's token), which is what bm25s is given."""
+    Each distinct text is analyzed once, and each distinct word stemmed once; `ids` numbers its stems in
+    `vocabulary` (shared by all the texts, with "" as 0: an empty document's token), which the BM25 weights are
+    computed from."""
 
     def __init__(self) -> None:
         import snowballstemmer  # only where a search index is built; PyStemmer's C stemmer when installed (it is)
 
         self._stemmer = snowballstemmer.stemmer("english")
-        self._cache: dict[str, str] = {}
-        self._ids: dict[str, tuple[int, ...]] = {}  # a large API repeats its descriptions and summaries
         self.vocabulary: dict[str, int] = {"": 0}
         self._names = [""]  # stem id -> stem
+        # text -> its stems' ids, and the same of each piece between spaces and of each word (DROPPED when the word
+        # is not indexed): a large API repeats its texts, and their pieces repeat more (no memo refers back to the
+        # analyzer: no reference cycle keeps them once it is gone, with the collector off)
+        words = _Memo(partial(_word_number, self._stemmer.stemWord, self.vocabulary, self._names))
+        self._ids = _Memo(partial(_text_ids, _Memo(partial(_piece_ids, words))))
+        self._stemmed = _Memo(partial(_text_stems, self._ids, self._names))
         self._intent: dict[str, Any] | None = None
 
     def words(self, text: str) -> list[str]:
-        words = _WORD.findall(_CAMEL.sub(" ", _strip_markup(text)).lower())
-        return [w for w in words if len(w) > 1 and w not in STOPWORDS]
+        return [w for w in _words(text) if len(w) > 1 and w not in STOPWORDS]
 
     def stems(self, text: str) -> list[str]:
-        return list(self.stemmed(text))
+        return list(self._stemmed[text])
 
     def every(self, text: str) -> list[str]:
         """The stems of all the words of `text`, stop words too (quoted thesaurus phrases are matched on these)."""
-        words = _WORD.findall(_CAMEL.sub(" ", _strip_markup(text)).lower())
-        return [self._stemmer.stemWord(w) for w in words if len(w) > 1]
+        return [self._stemmer.stemWord(w) for w in _words(text) if len(w) > 1]
 
     def stemmed(self, text: str) -> tuple[str, ...]:
-        names = self._names
-        return tuple(names[number] for number in self.ids(text))
+        return self._stemmed[text]  # type: ignore[no-any-return]
 
     def ids(self, text: str) -> tuple[int, ...]:
         """The stems of `text` as their numbers in `vocabulary`."""
-        found = self._ids.get(text)
-        if found is None:
-            found = self._ids[text] = tuple(self._number(stem) for stem in self._stems(text))
-        return found
+        return self._ids[text]  # type: ignore[no-any-return]
 
-    def _number(self, stem: str) -> int:
-        number = self.vocabulary.get(stem)
-        if number is None:
-            number = self.vocabulary[stem] = len(self._names)
-            self._names.append(stem)
-        return number
+    def all_ids(self, texts: Iterable[str]) -> list[tuple[int, ...]]:
+        """`ids` of each text."""
+        return list(map(self._ids.__getitem__, texts))
 
     def query(self, text: str) -> list[str]:
         """A query's stems: its words' (without the names it gives), its hyphenated words' written as one, then
@@ -213,18 +230,35 @@ class Analyzer:
         said = {s for word in words for s in self.stems(word)} - set(self._intent["read"])
         return {**self._intent, "change": sorted(set(self._intent["change"]) | said)} if said else self._intent
 
-    def _stems(self, text: str) -> list[str]:
-        out = []
-        for word in self.words(text):
-            stem = self._cache.get(word)
-            if stem is None:
-                stem = self._cache[word] = self._stemmer.stemWord(word)
-            out.append(stem)
-        return out
+
+def _text_ids(pieces: Mapping[str, tuple[int, ...]], text: str) -> tuple[int, ...]:
+    """The ids of the stems of `_words(text)`, piece by piece: no word, camelCase split or lower-casing spans
+    whitespace (the markup it strips can: it is stripped from the whole text)."""
+    return tuple(chain.from_iterable(map(pieces.__getitem__, _strip_markup(text).split())))
+
+
+def _piece_ids(words: Mapping[str, int], piece: str) -> tuple[int, ...]:
+    return tuple(filter(_KEPT, map(words.__getitem__, _WORD.findall(_CAMEL.sub(" ", piece).lower()))))
+
+
+def _text_stems(ids: Mapping[str, tuple[int, ...]], names: list[str], text: str) -> tuple[str, ...]:
+    return tuple(map(names.__getitem__, ids[text]))
+
+
+def _word_number(stem: Callable[[str], str], vocabulary: dict[str, int], names: list[str], word: str) -> int:
+    """The id of the stem of `word` (numbered in `vocabulary` and `names` when new), DROPPED when not indexed."""
+    if len(word) < 2 or word in STOPWORDS:
+        return DROPPED
+    found = stem(word)
+    number = vocabulary.get(found)
+    if number is None:
+        number = vocabulary[found] = len(names)
+        names.append(found)
+    return number
 
 
 def _strip_markup(text: str) -> str:
-    return _TAG.sub(" ", text)
+    return _TAG.sub(" ", text) if "<" in text else text
 
 
 def short_summary(tool: ToolSpec, limit: int | None = SUMMARY_CHARS) -> str:
@@ -232,7 +266,7 @@ def short_summary(tool: ToolSpec, limit: int | None = SUMMARY_CHARS) -> str:
     (cut at a word to `limit` characters, when given)."""
     text = " ".join(_strip_markup(tool.operation.summary or tool.operation.description or tool.title).split())
     if not tool.operation.summary:
-        end = re.search(r"(?<=[.!?])\s", text)
+        end = _SENTENCE_END.search(text)
         text = text[: end.start()] if end else text
     return _shortened(text, limit)
 
@@ -247,34 +281,25 @@ def _shortened(text: str, limit: int | None) -> str:
 
 def group_of(tool: ToolSpec) -> str:
     """The tool's group: its first tag, else the first path segment that names something."""
-    if tool.operation.tags:
-        return tool.operation.tags[0]
-    for segment in tool.operation.path.split("/"):
-        word = segment.split(".")[0]
-        if word and not word.startswith("{") and not re.fullmatch(r"v\d+(\.\d+)*|api", word, re.IGNORECASE):
-            return word
-    return "other"
+    return tool.operation.tags[0] if tool.operation.tags else path_group(tool.operation.path)
 
 
-def _param_details(schema: Mapping[str, Any]) -> str:
-    """The descriptions of the tool's arguments (their first DETAIL_CHARS characters each)."""
+def _param_fields(schema: Mapping[str, Any]) -> tuple[str, str]:
+    """The "params" field (the argument names, each with its enum's first 20 values) and the "details" field (the
+    arguments' descriptions, their first DETAIL_CHARS characters each), in one pass over the arguments."""
     properties = schema.get("properties")
     if not isinstance(properties, Mapping):
-        return ""
-    return " ".join(
-        str(prop.get("description", ""))[:DETAIL_CHARS] for prop in properties.values() if isinstance(prop, Mapping)
-    )
-
-
-def _param_text(schema: Mapping[str, Any]) -> str:
-    parts: list[str] = []
-    properties = schema.get("properties")
-    if isinstance(properties, Mapping):
-        for key, prop in properties.items():
-            parts.append(str(key))
-            if isinstance(prop, Mapping) and isinstance(prop.get("enum"), list):
-                parts.extend(str(v) for v in prop["enum"][:20] if isinstance(v, str))
-    return " ".join(parts)
+        return "", ""
+    names: list[str] = []
+    details: list[str] = []
+    for key, prop in properties.items():
+        names.append(str(key))
+        if isinstance(prop, (dict, Mapping)):  # dict first: a plain dict skips the ABC's check
+            enum = prop.get("enum")
+            if isinstance(enum, list):
+                names.extend(str(v) for v in enum[:20] if isinstance(v, str))
+            details.append(str(prop.get("description", ""))[:DETAIL_CHARS])
+    return " ".join(names), " ".join(details)
 
 
 # A path that names its action (/goals/{id}/removeFollowers, /chat.postMessage, /conversations.list): the verb
@@ -294,53 +319,20 @@ def action_words(path: str) -> str | None:
     return VERB_WORDS.get(verb) if verb else None
 
 
-def resource(path: str) -> str:
-    """The words of what the operation acts on: the path's last named segment (/repos/{owner}/{repo} ->
-    "repos"), and for a sub-collection or an action (/issues/{number}/comments, /invoices/{id}/send) also
-    the named segment before the parameter (the thing it belongs to). Version segments (v1, api) are skipped."""
-    named = [
-        (i, s)
-        for i, s in enumerate(segment for segment in path.split("/") if segment)
-        if not s.startswith("{") and not re.fullmatch(r"v\d+(\.\d+)*|api", s, re.IGNORECASE)
-    ]
-    if not named:
-        return ""
-    words = [named[-1][1]]
-    if path_shape(path) == "action" and len(named) > 1:
-        words.insert(0, named[-2][1])
-    return " ".join(words)
-
-
-def path_keys(path: str) -> list[str]:
-    """What the path's parameters identify, each as words: a parameter's name without its identifier words
-    ({issue_number} -> "issue") and the named segment before it (/customers/{customer} -> "customers")."""
-    segments = [s for s in re.split(r"[/.]", path) if s]
-    out = []
-    for i, segment in enumerate(segments):
-        if not segment.startswith("{"):
-            continue
-        words = [w for w in _WORD.findall(_CAMEL.sub(" ", segment).lower()) if w not in ID_WORDS]
-        if words:
-            out.append(" ".join(words))
-        if i and not segments[i - 1].startswith("{"):
-            out.append(" ".join(_WORD.findall(_CAMEL.sub(" ", segments[i - 1]))))
-    return out
-
-
-def _fields(tool: ToolSpec) -> dict[str, str]:
+def _fields(tool: ToolSpec, path: PathFacts) -> dict[str, str]:
     op = tool.operation
-    path = " ".join(s for s in re.split(r"[/.]", op.path) if s and not s.startswith("{"))
-    named = tool.name.replace("_", " ").lower()
+    named = tool.name.replace("_", " ")
+    params, details = _param_fields(tool.input_schema)
     return {
-        "name": tool.name.replace("_", " "),
-        "title": "" if tool.title.lower() == named else tool.title,  # a title made from the name adds nothing
+        "name": named,
+        "title": "" if tool.title.lower() == named.lower() else tool.title,  # a title made from the name adds nothing
         "summary": short_summary(tool, None),
         "description": _strip_markup(op.description[:DESCRIPTION_CHARS]),
         "tags": " ".join(op.tags),
-        "path": path,
-        "params": _param_text(tool.input_schema),
-        "details": _param_details(tool.input_schema),
-        "method": action_words(op.path) or METHOD_WORDS.get((op.method, path_shape(op.path)), ""),
+        "path": path.text,
+        "params": params,
+        "details": details,
+        "method": action_words(op.path) or METHOD_WORDS.get((op.method, path.shape), ""),
     }
 
 
@@ -348,21 +340,23 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] | None =
     """The search index of `tools` as JSON-ready data: documents, groups and stem -> postings."""
     weights = FIELD_WEIGHTS if weights is None else weights
     analyzer = Analyzer()
-    fields = [_fields(tool) for tool in tools]
-    documents = {field: [analyzer.ids(f[field]) for f in fields] for field, weight in weights.items() if weight > 0}
+    stemmed = analyzer.stemmed
+    facts: dict[str, PathFacts] = {}
+    for tool in tools:
+        if tool.operation.path not in facts:
+            facts[tool.operation.path] = path_facts(tool.operation.path, stemmed)
+    paths = [facts[tool.operation.path] for tool in tools]
+    fields = [_fields(tool, path) for tool, path in zip(tools, paths)]
+    documents = {field: analyzer.all_ids(f[field] for f in fields) for field, weight in weights.items() if weight > 0}
     terms = combined_postings(documents, weights, analyzer.vocabulary, SCALE)
     del documents
-    groups = [group_of(tool) for tool in tools]
     phrases, quoted = synonyms(terms, analyzer.stems), sequences(terms, analyzer.stems, analyzer.every)
     verbs = sorted({f["method"] for f in fields})
     verb_number = {text: number for number, text in enumerate(verbs)}
-    verb_stems = [sorted(set(analyzer.stemmed(text))) for text in verbs]
+    verb_stems = [sorted(set(stemmed(text))) for text in verbs]
     # a verb list reads when it has a reading verb and no changing one (words such as open and set are in both)
     reading, changing = set(analyzer.stems("list get check")), set(analyzer.stems("create update delete send"))
     reads = [n for n, stems in enumerate(verb_stems) if reading & set(stems) and not changing & set(stems)]
-    keys = [[tuple(analyzer.stems(key)) for key in path_keys(tool.operation.path)] for tool in tools]
-    nouns = sorted({" ".join(key) for tool_keys in keys for key in tool_keys if key})
-    things = [" ".join(sorted(set(analyzer.stemmed(resource(tool.operation.path))))) for tool in tools]
     return {
         "format": FORMAT,
         "scale": SCALE,
@@ -374,31 +368,39 @@ def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] | None =
             "weight": INTENT_WEIGHT,
             **analyzer.intent_words(sorted({f["summary"].split(" ", 1)[0] for f in fields if f["summary"]})),
         },
-        "values": {"weight": VALUE_BONUS, "nouns": nouns},
+        "values": {"weight": VALUE_BONUS, "nouns": sorted({key for path in facts.values() for key in path.keys})},
         "actions": action_config(
             [tool.operation.path for tool in tools],
             [(f["summary"], f["description"], f["details"]) for f in fields],
-            analyzer.stemmed,
+            stemmed,
         ),
         "verbs": verb_stems,
         "reads": reads,
         "tools": [
-            {
-                "name": tool.name,
-                "title": tool.title,
-                "operation": f"{tool.operation.method} {tool.operation.path}",
-                "summary": _shortened(f["summary"], SUMMARY_CHARS),
-                "group": group,
-                "tags": list(tool.operation.tags),
-                "resource": thing,
-                "words": " ".join(sorted({stem for field in IDENTITY_FIELDS for stem in analyzer.stemmed(f[field])})),
-                "verbs": verb_number[f["method"]],
-                "keys": " ".join(sorted({stem for key in tool_keys for stem in key})),
-                **action_fields(tool.operation.method, tool.operation.path, f["summary"], thing, analyzer.stemmed),
-            }
-            for tool, group, f, tool_keys, thing in zip(tools, groups, fields, keys, things)
+            _tool_entry(tool, f, path, verb_number[f["method"]], stemmed) for tool, f, path in zip(tools, fields, paths)
         ],
         "terms": terms,
+    }
+
+
+def _tool_entry(
+    tool: ToolSpec, fields: Mapping[str, str], path: PathFacts, verbs: int, stemmed: Callable[[str], tuple[str, ...]]
+) -> dict[str, Any]:
+    """What search.json ships of one tool (besides its postings)."""
+    op = tool.operation
+    words = set().union(*map(stemmed, [fields[field] for field in IDENTITY_FIELDS]))
+    return {
+        "name": tool.name,
+        "title": tool.title,
+        "operation": f"{op.method} {op.path}",
+        "summary": _shortened(fields["summary"], SUMMARY_CHARS),
+        "group": op.tags[0] if op.tags else path.group,
+        "tags": list(op.tags),
+        "resource": path.resource,
+        "words": " ".join(sorted(words)),
+        "verbs": verbs,
+        "keys": path.key_stems,
+        **action_fields(op.method, op.path, fields["summary"], path.resource, stemmed),
     }
 
 

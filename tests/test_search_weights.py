@@ -1,0 +1,135 @@
+"""The search index's weights and text analysis, against what they reproduce: bm25s's BM25 weights (the same floats,
+bit for bit, on GitHub's operations) and the analysis of a whole text (search_index analyses it piece by piece)."""
+
+from __future__ import annotations
+
+import gc
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import bm25s
+import numpy as np
+import pytest
+
+from codegen.config import Config
+from codegen.pipeline import analyze
+from codegen.surface.search_index import SCALE, STOPWORDS, Analyzer, _words, build_index
+from codegen.surface.search_weights import EMPTY, Postings, _counted, bm25, combined_postings
+
+from conftest import PETSTORE
+from named_specs import named_specs
+
+METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+
+
+@pytest.fixture(scope="module")
+def github_fields() -> tuple[dict[str, list[tuple[int, ...]]], dict[str, int]]:
+    """Texts of GitHub's operations as stem ids, field by field (one field mostly empty, one all empty), and the
+    vocabulary."""
+    path = named_specs().get("github", "")
+    if not Path(path).is_file():
+        pytest.skip("corpus missing github: run tools/fetch-corpus")
+    document = json.loads(Path(path).read_text(encoding="utf-8"))
+    operations = [op for item in document["paths"].values() for method, op in item.items() if method in METHODS]
+    operations = operations[::2]  # half of them: enough for every case, in half the time
+    analyzer = Analyzer()
+    texts = {
+        "summary": [str(op.get("summary", "")) for op in operations],
+        "description": [str(op.get("description", ""))[:1500] for op in operations],
+        "name": [str(op.get("operationId", "")) for op in operations],
+        "params": [json.dumps(op.get("parameters", []))[:800] for op in operations],
+        "deprecated": ["deprecated" if op.get("deprecated") else "" for op in operations],
+        "nothing": ["" for _ in operations],
+    }
+    return {field: analyzer.all_ids(values) for field, values in texts.items()}, analyzer.vocabulary
+
+
+def bm25s_scores(documents: Sequence[Sequence[int]], vocabulary: dict[str, int]) -> tuple[np.ndarray, ...]:
+    """bm25s's (stem ids, document numbers, float32 weights) of one field, by stem then document."""
+    model = bm25s.BM25()
+    model.index(([doc or (EMPTY,) for doc in documents], vocabulary), show_progress=False)
+    data, indices, indptr = model.scores["data"], model.scores["indices"], model.scores["indptr"]
+    stems = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+    order = np.lexsort((indices, stems))
+    return stems[order], indices[order], data[order]
+
+
+def reference_postings(
+    fields: Mapping[str, Sequence[Sequence[int]]], weights: Mapping[str, float], vocabulary: dict[str, int]
+) -> Postings:
+    """combined_postings as plain Python over bm25s's weights: each (stem, tool)'s best field, rounded."""
+    best: dict[tuple[int, int], float] = {}
+    for field, weight in weights.items():
+        if weight <= 0 or not any(fields[field]):
+            continue
+        stems, docs, scores = bm25s_scores(fields[field], vocabulary)
+        for stem, doc, score in zip(stems.tolist(), docs.tolist(), scores.tolist()):
+            value = score * weight
+            best[stem, doc] = max(best.get((stem, doc), value), value)
+    names = {number: stem for stem, number in vocabulary.items()}
+    out: Postings = {}
+    for (stem, doc), value in sorted(best.items()):
+        if round(value * SCALE) > 0 and stem != EMPTY:
+            found = out.setdefault(names[stem], [[], []])
+            found[0].append(doc)
+            found[1].append(round(value * SCALE))
+    return dict(sorted(out.items()))
+
+
+def test_bm25_weights_are_bm25s_bit_for_bit(
+    github_fields: tuple[dict[str, list[tuple[int, ...]]], dict[str, int]],
+) -> None:
+    fields, vocabulary = github_fields
+    for field, documents in fields.items():
+        if not any(documents):
+            continue
+        keys, counts, lengths = _counted([documents], len(documents), len(vocabulary))
+        ours = bm25(keys // len(documents), keys % len(documents), np.zeros_like(keys), counts, lengths)
+        stems, docs, theirs = bm25s_scores(documents, vocabulary)
+        assert np.array_equal(keys, stems * len(documents) + docs), field
+        assert ours.dtype == theirs.dtype == np.float32
+        assert np.array_equal(ours.view(np.uint32), theirs.view(np.uint32)), field
+        wide = _counted([documents], len(documents), 2**31)  # 64-bit keys, as for an API too large for 32
+        assert wide[0].dtype == np.int64 and keys.dtype == np.int32
+        assert all(np.array_equal(a, b) for a, b in zip(wide, (keys, counts, lengths))), field
+    weights = {"summary": 1.6, "description": 1.2, "name": 1.0, "params": 0.45, "deprecated": 3.0, "nothing": 1.0}
+    assert combined_postings(fields, weights, vocabulary, SCALE) == reference_postings(fields, weights, vocabulary)
+
+
+TEXTS = [
+    "listPetsByStatus and HTMLParser2Go, getV2Items",
+    "<b>bold\ntext</b> <a href='x y'>link</a> 3 < 4 > 2",
+    "ΟΔΟΣ ΟΔΟΣ.ΟΔΟΣ Σ aΣ ΣΑΣ",  # the final sigma: lower() looks at the letters around it
+    "İstanbul KELVIN\u212a ǅungla ß ﬁle",  # lower() that changes the length or splits a letter
+    "tabs\tand\u00a0no-break\u2003spaces\u3000and\x1ccontrol\x1fseparators\u0085next line",
+    "snake_case_words __dunder__ a-b c/d e.f (g) [h] {i} I am the X",
+    "",
+    "   ",
+]
+
+
+def test_analysing_piece_by_piece_is_analysing_the_whole_text() -> None:
+    texts = list(TEXTS)
+    for source in (PETSTORE, Path(__file__)):
+        texts += source.read_text(encoding="utf-8").splitlines()
+    analyzer = Analyzer()
+    stem = analyzer._stemmer.stemWord
+    for text in texts:
+        whole = [stem(w) for w in _words(text) if len(w) > 1 and w not in STOPWORDS]
+        assert analyzer.stems(text) == whole, text
+        assert [analyzer.vocabulary[s] for s in whole] == list(analyzer.ids(text)), text
+
+
+def test_building_the_index_leaves_no_cyclic_garbage() -> None:
+    """The generator builds it with the collector off: what it drops must be freed by reference counts."""
+    tools = analyze(Config(spec=str(PETSTORE), validate=False))[1]
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        build_index(tools)
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()
