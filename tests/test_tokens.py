@@ -4,6 +4,7 @@ bpe-openai package's own cl100k encoder, on real text and on the edge cases a sp
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,3 +74,23 @@ def test_a_listing_measured_in_parts_is_the_listing_serialized_and_counted_whole
         assert (characters, counted, written) == (len(text), tokens.count_tokens(text), text.encode("utf-8", "surrogatepass"))
     assert writer.measure([]) == (2, 1, b"[]")
     assert writer.measure(tools, keep_text=False)[:2] == (len(text), tokens.count_tokens(text))
+
+
+def test_the_listing_writes_values_as_the_json_encoder_and_fails_as_it_does() -> None:
+    """listing_text._dump: the compiled encoder made once, not per call; the same text, the same failures, and a
+    failure leaves nothing behind for the next call."""
+    import json
+
+    from codegen.surface.listing_text import _dump
+
+    encode = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode
+    values = ["x\ud800y é😀\x00", {"b": [1.5, None, True], "a": {}}, [], 3, -0.0, 1e300, {2: "x", 10: "y"}, False]
+    assert [_dump(value) for value in values] == [encode(value) for value in values]
+    circular: list[Any] = []
+    circular.append({"again": circular})
+    for _ in range(2):
+        with pytest.raises(ValueError, match="Circular reference"):
+            _dump(circular)
+        with pytest.raises(TypeError):
+            _dump({"a": 1, 2: "b"})
+        assert _dump({"z": [circular[0]["again"] is circular]}) == '{"z":[true]}'

@@ -3,6 +3,7 @@ description leaves to the schema, destructive POSTs, no empty `body`, and what t
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -123,6 +124,24 @@ def test_links_keep_their_text_and_lose_their_urls() -> None:
         prose.clean("when you [create or\nupdate a secret](https://x.example/s).")
         == "when you create or\nupdate a secret."
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Learn more about [it](https://x.example/a).  Then\tgo\t\ton. \n\n\n\nNext [x](y) \t\nend",
+        "Read more [here](https://x.example/r). See [the docs](https://x.example/d) for more.",
+        "[a](b)\n\n\n[c]: https://x.example/c\nlast  line  ",
+        "No see-also here: [a](b) and a line with one space \nonly",
+    ],
+)
+def test_unlink_runs_each_substitution_only_where_it_can_match(text: str) -> None:
+    """prose.unlink skips the regexes whose text is absent; the result is what running all of them gives."""
+    expected = prose.SEE_ALSO.sub("", text)
+    expected = prose.REFERENCE_DEFINITION.sub("", prose.LINK.sub(r"\1", prose.IMAGE.sub(r"\1", expected)))
+    for pattern, replacement in ((r"(?<=\S)[ \t]{2,}(?=\S)", " "), (r"[ \t]+\n", "\n"), (r"\n{3,}", "\n\n")):
+        expected = re.sub(pattern, replacement, expected)
+    assert prose.unlink(text) == expected.strip()
 
 
 def test_cut_at_a_sentence_else_a_word_never_inside_a_link_or_code() -> None:

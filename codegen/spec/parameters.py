@@ -135,8 +135,7 @@ class Parameters(Walker):
                 continue
             seen: set[tuple[str, str]] = set()
             for index, node in enumerate(raw):
-                node_at = owner_at.child("parameters", index)
-                param = self.shared("parameter", node, node_at, lambda: self.parameter(node, node_at))
+                param = self._declared(node, owner_at, index, not override)
                 if param is None:
                     continue
                 key = (param.name, param.location)
@@ -163,6 +162,22 @@ class Parameters(Walker):
             param = merged.pop((name, "path"))
             self.warn(f"path parameter {name!r} is declared but not in the path {path!r}; ignored", param.at)
         return tuple(merged.values())
+
+    def _declared(self, node: Any, owner_at: Ref, index: int, path_item: bool) -> Parameter | None:
+        """The parameter declared at `index` of the `parameters` of the operation or path item at `owner_at`. A path
+        item's are read once for all its operations (Graph declares each path's ids there: ~25,000 parameters),
+        unless reading one reported a problem: it is read, and reported, again for each."""
+        key = (id(node), id(owner_at), index)
+        found = self._path_parameters.get(key) if path_item else None
+        if found is not None:
+            param: Parameter | None = found[2]
+            return param
+        node_at = owner_at.child("parameters", index)
+        reported = len(self.problems)
+        param = self.shared("parameter", node, node_at, lambda: self.parameter(node, node_at))
+        if path_item and len(self.problems) == reported:
+            self._path_parameters[key] = (node, owner_at, param)  # [0], [1]: their ids are not reused
+        return param
 
     def parameter(self, node: Any, at: Ref) -> Parameter | None:
         node, at = self.deref(node, at, "parameter")

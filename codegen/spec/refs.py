@@ -14,6 +14,7 @@ from ..problems import Level, Problem, join, unescape
 
 MAX_CHAIN = 64  # a $ref to a $ref to ... longer than this is treated as a cycle
 _MISSING = object()
+_DROPPED = frozenset("\t\n\r")  # characters urljoin removes from a reference wherever they are
 
 
 class Ref:
@@ -96,6 +97,7 @@ class Resolver:
         self.documents = documents
         self._targets: dict[tuple[str, str], Ref] = {}  # (ref, base uri) -> target: the same $refs recur
         self._nodes: dict[Ref, Any] = {}  # location -> the node there (see get)
+        self._documents: dict[str, str] = {}  # see _document
 
     @property
     def root(self) -> Ref:
@@ -137,8 +139,20 @@ class Resolver:
         """Where a `$ref` string found in the document at `base` points."""
         found = self._targets.get((ref, base.uri))
         if found is None:
-            uri, fragment = urldefrag(urljoin(base.uri, ref))
+            if ref[:1] == "#" and len(ref) > 1 and not _DROPPED.intersection(ref):
+                uri, fragment = self._document(base.uri), ref[1:]  # as urljoin and urldefrag split it
+            else:
+                uri, fragment = urldefrag(urljoin(base.uri, ref))
             found = self._targets[ref, base.uri] = Ref(uri or base.uri, unquote(fragment))
+        return found
+
+    def _document(self, uri: str) -> str:
+        """The document a `$ref` that is a fragment alone (`#/components/...`, the most common) points into from the
+        document at `uri`: urljoin and urldefrag rebuild `uri` from its parts, the same whatever the (non-empty)
+        fragment, which is what follows the first `#`."""
+        found = self._documents.get(uri)
+        if found is None:
+            found = self._documents[uri] = urldefrag(urljoin(uri, "#x"))[0]
         return found
 
     def resolve(self, node: Any, at: Ref) -> tuple[Any, Ref]:

@@ -35,6 +35,7 @@ class Walker:
         self._warned_security: set[str] = set()  # pointers of requirements already reported
         self._by_ref: dict[tuple[str, ...], Any] = {}  # see shared
         self._by_content: dict[bytes, Any] = {}  # see canonical
+        self._path_parameters: dict[tuple[int, int, int], tuple[Any, Ref, Any]] = {}  # see Parameters._declared
 
     def warn(self, message: str, at: Ref) -> None:
         self.problems.append(self.resolver.problem(Level.WARNING, message, at))

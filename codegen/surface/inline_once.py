@@ -18,7 +18,7 @@ A definition also named by a pointer that is not a `$ref` (a discriminator's map
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import KeysView, Mapping
 from typing import Any
 
 from ..problems import unescape
@@ -44,7 +44,7 @@ def inline_once(schema: Mapping[str, Any], counted: Counted | None = None) -> Ma
         return schema
     uses: Counter[str | None] = Counter()
     edges: dict[str, set[str]] = {name: set() for name in defs}
-    _count({k: v for k, v in schema.items() if k != "$defs"}, uses, None, edges, 0)
+    below = _count_root(schema, uses, edges)
     for def_name, target in defs.items():  # as _count would at level 1, once per definition object
         found = counted.get(id(target)) if counted is not None else None
         if found is None:
@@ -70,11 +70,14 @@ def inline_once(schema: Mapping[str, Any], counted: Counted | None = None) -> Ma
     def walk(node: Any, level: int) -> Any:
         if level > MAX_LEVEL:
             return node
-        if isinstance(node, list):
-            items = [walk(v, level + 1) for v in node]
-            return node if all(new is old for new, old in zip(items, node)) else items
-        if not isinstance(node, Mapping):
-            return node
+        if type(node) is not dict:
+            if isinstance(node, list):
+                items = [walk(v, level + 1) for v in node]
+                return node if all(new is old for new, old in zip(items, node)) else items
+            if not isinstance(node, Mapping):
+                return node
+        elif id(node) in below and below[id(node)].isdisjoint(candidates):
+            return node  # a root property's schema that names no candidate: nothing to write in place
         name = _target(node)
         if name is not None and name in candidates:
             target = defs[name]
@@ -107,6 +110,28 @@ def inline_once(schema: Mapping[str, Any], counted: Counted | None = None) -> Ma
 def _target(node: Mapping[str, Any]) -> str | None:
     ref = node.get("$ref")
     return unescape(ref[len(PREFIX) :]) if isinstance(ref, str) and ref.startswith(PREFIX) else None
+
+
+def _count_root(
+    schema: Mapping[str, Any], uses: Counter[str | None], edges: dict[str, set[str]]
+) -> dict[int, KeysView[str | None]]:
+    """_count of the root without its `$defs`, each root property's schema counted on its own: the names each one
+    refers to, by its id (a keys view), so that writing definitions in place skips the schemas that name none."""
+    rest = {key: value for key, value in schema.items() if key != "$defs"}
+    properties = rest.get("properties")
+    if type(properties) is not dict:
+        _count(rest, uses, None, edges, 0)
+        return {}
+    members = {key: value for key, value in properties.items() if type(value) is dict and key not in DATA}
+    rest["properties"] = {key: value for key, value in properties.items() if key not in members}
+    _count(rest, uses, None, edges, 0)
+    below: dict[int, KeysView[str | None]] = {}
+    for member in members.values():
+        inner: Counter[str | None] = Counter()
+        _count(member, inner, None, edges, 2)  # as _count walks it at level 2; no owner: `edges` is left as it is
+        uses.update(inner)
+        below[id(member)] = inner.keys()
+    return below
 
 
 def _count(node: Any, uses: Counter[str | None], owner: str | None, edges: dict[str, set[str]], level: int) -> None:

@@ -1,8 +1,9 @@
 """A listing's text (tools.json) and its cl100k token count, built from the parts a large API's tools share.
 
 The text is exactly `json.dumps(entries, ensure_ascii=False, sort_keys=True, separators=(",", ":"))`. The tools of
-a large API carry the same definitions again and again (their `$defs` members are shared objects): each definition
-is serialized once. The text is counted in chunks (token_chunks.py), each distinct chunk once, which is exact.
+a large API carry the same definitions and argument schemas again and again (the members of their schemas' `$defs`
+and `properties` are shared objects): each is serialized once. The text is counted in chunks (token_chunks.py), each
+distinct chunk once, which is exact.
 """
 
 from __future__ import annotations
@@ -13,16 +14,36 @@ from typing import Any
 
 from .token_chunks import ChunkTokens, TokenStream
 
-_dump: Callable[[Any], str] = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode
+_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 _key: Callable[[str], str] = json.encoder.encode_basestring  # a string as that encoder writes it (raw UTF-8)
+_MARKERS: dict[int, Any] = {}  # the containers being written (circular references), empty between calls
+_make = getattr(json.encoder, "c_make_encoder", None)
+_C = _make(_MARKERS, _ENCODER.default, _key, None, ":", ",", True, False, True) if _make is not None else None
+
+
+def _dump(value: Any) -> str:
+    """`value` as _ENCODER.encode writes it, by the compiled encoder it uses, made once here (encode makes it on
+    every call: a large listing writes ~100,000 small values)."""
+    if type(value) is str:
+        return _key(value)
+    if _C is None:
+        return _ENCODER.encode(value)
+    try:
+        return "".join(_C(value, 0))
+    except BaseException:
+        _MARKERS.clear()  # what a failed call left there
+        raise
+
+
 SCHEMAS = frozenset({"inputSchema", "outputSchema"})
+SHARED = frozenset({"$defs", "properties"})  # a schema's members the tools share
 
 
 class ListingText:
-    """Serializes and counts listings; remembers each definition's text and each chunk's tokens between calls."""
+    """Serializes and counts listings; remembers each shared member's text and each chunk's tokens between calls."""
 
     def __init__(self) -> None:
-        self._definitions: dict[int, tuple[Any, str]] = {}  # id -> (definition kept alive, its text)
+        self._definitions: dict[int, tuple[Any, str]] = {}  # id -> (member kept alive, its text)
         self._chunks = ChunkTokens()
 
     def measure(
@@ -68,7 +89,7 @@ class ListingText:
         for number, key in enumerate(sorted(schema)):
             pieces.append(("," if number else "{") + _key(key) + ":")
             value = schema[key]
-            if key == "$defs" and _plain(value):
+            if key in SHARED and _plain(value):
                 for count, name in enumerate(sorted(value)):
                     pieces.append(("," if count else "{") + _key(name) + ":")
                     pieces.append(self._definition(value[name]))

@@ -33,6 +33,9 @@ SEE_ALSO = re.compile(
 ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs", "approx", "incl", "no", "cf", "ex", "mr", "mrs", "dr"})
 SENTENCE_END = re.compile(r"[.!?](?=[\"')\]]?(?:\s|$))|[。！？]")
 CODE_SPAN = re.compile(r"`[^`\n]*`")
+SPACES = re.compile(r"(?<=\S)[ \t]{2,}(?=\S)")
+LINE_END_SPACES = re.compile(r"[ \t]+\n")
+BLANK_LINES = re.compile(r"\n{3,}")
 ELLIPSIS = "…"
 
 
@@ -84,22 +87,26 @@ def _indent_of(line: str) -> str:
 
 
 def _tidy(text: str) -> str:
-    text = re.sub(r"[ \t]+\n", "\n", text)
-    return re.sub(r"\n{3,}", "\n\n", text).strip()
+    """Spaces at line ends dropped, three line breaks or more made two, the ends stripped."""
+    if " \n" in text or "\t\n" in text:
+        text = LINE_END_SPACES.sub("\n", text)
+    if "\n\n\n" in text:
+        text = BLANK_LINES.sub("\n\n", text)
+    return text.strip()
 
 
 def unlink(text: str) -> str:
     """Markdown links and images -> their text; reference definitions and bare "see the docs" sentences go."""
     if "](" not in text and "]:" not in text:
         return text
-    text = SEE_ALSO.sub("", text)
+    if "see" in text or "See" in text or "Learn more" in text or "Read more" in text:  # what SEE_ALSO starts with
+        text = SEE_ALSO.sub("", text)
     text = IMAGE.sub(r"\1", text)
     text = LINK.sub(r"\1", text)
     text = REFERENCE_DEFINITION.sub("", text)
-    text = re.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", text)
-    text = re.sub(r"[ \t]+\n", "\n", text)
-    text = re.sub(r"\n{3,}", "\n\n", text)
-    return text.strip()
+    if "  " in text or "\t" in text:  # two spaces or tabs in a row (each regex below runs where it can match)
+        text = SPACES.sub(" ", text)
+    return _tidy(text)
 
 
 @lru_cache(maxsize=16384)  # pure; a large API repeats its parameters' descriptions on thousands of operations

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from itertools import islice
 from dataclasses import dataclass
 from functools import lru_cache
 from http import HTTPStatus
@@ -102,6 +103,7 @@ def _without_media_type_lists(body: str) -> str:
 
 
 WORD = re.compile(r"[a-z0-9]+")
+SHORT = 300  # characters: _repeats reads all the words of a text this short (fewer calls than reading a few)
 
 
 def _words(text: str) -> list[str]:
@@ -110,7 +112,11 @@ def _words(text: str) -> list[str]:
 
 def _repeats(text: str, title: str) -> bool:
     """`text` says what `title` says (up to the verb's form and punctuation)."""
-    words, said = _words(text), _words(title)
+    said = _words(title)
+    if len(text) <= SHORT:
+        words = _words(text)
+    else:  # a description: its words up to one more than the title has (then it says more)
+        words = [match.group() for match in islice(WORD.finditer(text.lower()), len(said) + 1)]
     if words == said:
         return True
     if not words or len(words) != len(said) or words[1:] != said[1:]:
