@@ -8,6 +8,7 @@ The macros of templates/literals.jinja write spec data the way black does; they 
 
 from __future__ import annotations
 
+import difflib
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -67,23 +68,33 @@ def rendered(monkeypatch: pytest.MonkeyPatch, surface: str, name: str = "petstor
     return seen
 
 
+def blacks_changes(files: dict[str, str]) -> str:
+    """'' when black leaves every file as it is; else the files it changes and the start of its first change."""
+    changed = {path: black.format_str(text, mode=MODE) for path, text in files.items()}
+    changed = {path: text for path, text in changed.items() if text != files[path]}
+    if not changed:
+        return ""
+    path = min(changed)
+    diff = difflib.unified_diff(files[path].splitlines(), changed[path].splitlines(), path, "black", lineterm="", n=1)
+    return f"black reformats {sorted(changed)}; write the template lines as black writes them:\n" + "\n".join(
+        list(diff)[:40]
+    )
+
+
 @pytest.mark.parametrize(("surface", "expected"), [("tools", TOOLS_FILES), ("discovery", DISCOVERY_FILES)])
 def test_petstore_files_are_black_clean_as_rendered(
     monkeypatch: pytest.MonkeyPatch, surface: str, expected: set[str]
 ) -> None:
     files = rendered(monkeypatch, surface)
     assert set(files) == expected
-    changed = sorted(path for path, text in files.items() if black.format_str(text, mode=MODE) != text)
-    assert not changed, f"black reformats these files as the templates render them ({surface}): {changed}"
+    assert not (changes := blacks_changes(files)), changes
 
 
 def test_long_package_names_stay_black_clean(monkeypatch: pytest.MonkeyPatch) -> None:
     """The lines naming the package (imports, logger names, the CLI) are written as black writes them when long."""
     files = rendered(monkeypatch, "discovery", "a-package-name-long-enough-to-push-every-line-naming-it-past-88")
     names = ("server.py", "settings.py", "resource.py", "test_server.py", "test_results.py", "handshake.py")
-    for path, text in files.items():
-        if path.endswith(names):
-            assert black.format_str(text, mode=MODE) == text, path
+    assert not (changes := blacks_changes({p: t for p, t in files.items() if p.endswith(names)})), changes
 
 
 @cache

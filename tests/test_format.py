@@ -86,3 +86,17 @@ def test_no_helper_for_little_text_or_one_cpu(cold: None, monkeypatch: pytest.Mo
     monkeypatch.setattr(fmt, "_cpus", lambda: 2)
     monkeypatch.setattr(fmt, "SHARE_BYTES", 10**9)
     assert not fmt._helper_share(texts)
+
+
+def test_helper_that_cannot_start_is_made_up_for(cold: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fmt, "_start", lambda texts: (None, None))  # no processes left, or a daemonic parent
+    files = package(6)
+    assert fmt.format_files(files) == (expected(files), [])
+
+
+def test_the_heap_is_frozen_only_while_the_helper_runs(cold: None) -> None:
+    import gc
+
+    assert gc.get_freeze_count() == 0
+    fmt.format_files(package(6))
+    assert gc.get_freeze_count() == 0

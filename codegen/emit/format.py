@@ -26,6 +26,7 @@ from .render import FILES
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
 
 SHARE_BYTES = 64_000  # new text below this is formatted here only: a helper would not pay for its start
 HELPER_TIMEOUT = 300.0  # seconds the helper may take beyond this process's share before its files are done here
@@ -147,38 +148,30 @@ def _can_fork() -> bool:
 
 @contextmanager
 def _helper(texts: Mapping[str, str]) -> Iterator[Callable[[], dict[str, str]]]:
-    """A forked process formatting `texts`; yields a function returning what it delivered ({} if it failed).
-    This process's objects are frozen while it runs, so that neither process's garbage collector walks (and so
-    copies) the heap they share; the helper is always ended on leaving."""
-    import multiprocessing
-
-    context = multiprocessing.get_context("fork")
+    """A forked process formatting `texts`; yields a function returning what it delivered ({} if it could not be
+    started or failed). This process's objects are frozen while it runs, so that neither process's garbage collector
+    walks (and so copies) the heap they share; the helper is always ended on leaving."""
     frozen = not gc.get_freeze_count()
     if frozen:
         gc.freeze()
-    process = None
-    reader, writer = context.Pipe(duplex=False)
+    process: BaseProcess | None = None
+    reader: Connection | None = None
     try:
-        process = context.Process(target=_serve, args=(texts, writer), daemon=True)
-        process.start()
-    except OSError:
-        process = None
-    finally:
-        writer.close()
+        process, reader = _start(texts)
 
-    def delivered() -> dict[str, str]:
-        if process is None or not reader.poll(HELPER_TIMEOUT):
-            return {}
-        try:
-            found = reader.recv()
-        except (EOFError, OSError):
-            return {}
-        return {path: text for path, text in found.items() if path in texts and isinstance(text, str)}
+        def delivered() -> dict[str, str]:
+            if reader is None or not reader.poll(HELPER_TIMEOUT):
+                return {}
+            try:
+                found = reader.recv()
+            except (EOFError, OSError):
+                return {}
+            return {path: text for path, text in found.items() if path in texts and isinstance(text, str)}
 
-    try:
         yield delivered
     finally:
-        reader.close()
+        if reader is not None:
+            reader.close()
         if process is not None:
             process.join(timeout=1.0)
             if process.is_alive():
@@ -186,6 +179,27 @@ def _helper(texts: Mapping[str, str]) -> Iterator[Callable[[], dict[str, str]]]:
                 process.join()
         if frozen:
             gc.unfreeze()
+
+
+def _start(texts: Mapping[str, str]) -> tuple[BaseProcess | None, Connection | None]:
+    """The helper process and the end of the pipe it answers on; (None, None) when it cannot be started (no file
+    descriptors or processes left, or this process is a daemon, which may have none)."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    try:
+        reader, writer = context.Pipe(duplex=False)
+    except OSError:
+        return None, None
+    try:
+        process = context.Process(target=_serve, args=(texts, writer), daemon=True)
+        process.start()
+    except Exception:  # noqa: BLE001 - OSError, or AssertionError in a daemonic process: formatted here instead
+        reader.close()
+        return None, None
+    finally:
+        writer.close()
+    return process, reader
 
 
 def _serve(texts: Mapping[str, str], writer: Connection) -> None:
