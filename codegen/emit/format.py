@@ -1,18 +1,35 @@
 """Format generated Python with black, in-process, then compile it: code that does not compile is never written.
 
 black's output is cached by a hash of its input (emit/cache.py): a text formatted (and compiled) before is not
-formatted or compiled again, and black is imported only when some text is new.
+formatted or compiled again, and black is imported only when some text is new. The templates render text black
+leaves as it is, so black makes one pass over each file, not two (tests/test_black_clean.py).
+
+On a cold cache (a fresh CI machine: every file new) the new texts are shared with one forked helper process
+when there is enough of them and a second CPU: black is deterministic, so the output is the same whichever process
+formats a file, and whatever the helper does not deliver (it failed, or took too long) is formatted here.
 """
 
 from __future__ import annotations
 
+import gc
+import os
 import re
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from ..problems import Problem, error
 from . import cache
 from .files import Content
 from .render import FILES
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
+
+SHARE_BYTES = 64_000  # new text below this is formatted here only: a helper would not pay for its start
+HELPER_TIMEOUT = 300.0  # seconds the helper may take beyond this process's share before its files are done here
 
 
 def _black_version() -> str:
@@ -33,12 +50,14 @@ COMPILED = "compiled"  # a key for output that also compiled
 
 
 def format_files(files: Mapping[str, Content]) -> tuple[dict[str, Content], list[Problem]]:
+    python = {path: text for path, text in files.items() if path.endswith(".py") and isinstance(text, str)}
+    done = _formatted(python)
     formatted: dict[str, Content] = {}
     problems: list[Problem] = []
     for path, text in files.items():
-        if path.endswith(".py") and isinstance(text, str):
+        if path in python:
             try:
-                text = checked_format(text, path)
+                text = done[path] if path in done else checked_format(python[path], path)
             except Exception as exc:  # noqa: BLE001 - black and compile raise several types for invalid code
                 where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) else ""
                 problems.append(
@@ -57,12 +76,146 @@ def checked_format(text: str, path: str = "<generated>") -> str:
     name = cache.key(BLACK, COMPILED, text)
     found = cache.lookup("black", name)
     if found is None:
-        import black
-
-        found = black.format_str(text, mode=black.Mode())
-        compile(found, path, "exec", dont_inherit=True)
+        found = _black(text, path)
         cache.store("black", name, found)
     return found
+
+
+def _black(text: str, path: str) -> str:
+    import black
+
+    found: str = black.format_str(text, mode=black.Mode())
+    compile(found, path, "exec", dont_inherit=True)
+    return found
+
+
+def _formatted(texts: Mapping[str, str]) -> dict[str, str]:
+    """{path: black's compiled output} for the texts a helper process formatted (cached like checked_format's);
+    empty when no helper is worth starting. The rest is left to checked_format, which also reports failures."""
+    names = {path: cache.key(BLACK, COMPILED, text) for path, text in texts.items()}
+    new = {path: text for path, text in texts.items() if cache.lookup("black", names[path]) is None}
+    theirs = _helper_share(new)
+    if not theirs:
+        return {}
+    import black  # noqa: F401 - imported before the fork: the helper inherits it
+
+    done: dict[str, str] = {}
+    with _helper(theirs) as delivered:
+        for path in new.keys() - theirs.keys():  # this process's share (checked_format stores it)
+            try:
+                done[path] = checked_format(new[path], path)
+            except Exception:  # noqa: BLE001 - reported by format_files, which formats it again
+                continue
+        for path, found in delivered().items():
+            cache.store("black", names[path], found)
+            done[path] = found
+    return done
+
+
+def _helper_share(new: Mapping[str, str]) -> dict[str, str]:
+    """The texts for a helper process: about half of `new` by size (the largest first, each to the lighter side);
+    none when there is little new text, one CPU, or no safe fork."""
+    if len(new) < 2 or sum(map(len, new.values())) < SHARE_BYTES or _cpus() < 2 or not _can_fork():
+        return {}
+    mine = theirs_size = 0
+    theirs: dict[str, str] = {}
+    for path in sorted(new, key=lambda p: (-len(new[p]), p)):
+        if theirs_size < mine:
+            theirs[path] = new[path]
+            theirs_size += len(new[path])
+        else:
+            mine += len(new[path])
+    return theirs
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _can_fork() -> bool:
+    """Only where fork is the platform's own start method, and from a single thread (a lock another thread holds
+    at the fork would stay held in the helper)."""
+    import multiprocessing
+    import threading
+
+    return (
+        sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    )
+
+
+@contextmanager
+def _helper(texts: Mapping[str, str]) -> Iterator[Callable[[], dict[str, str]]]:
+    """A forked process formatting `texts`; yields a function returning what it delivered ({} if it could not be
+    started or failed). This process's objects are frozen while it runs, so that neither process's garbage collector
+    walks (and so copies) the heap they share; the helper is always ended on leaving."""
+    frozen = not gc.get_freeze_count()
+    if frozen:
+        gc.freeze()
+    process: BaseProcess | None = None
+    reader: Connection | None = None
+    try:
+        process, reader = _start(texts)
+
+        def delivered() -> dict[str, str]:
+            if reader is None or not reader.poll(HELPER_TIMEOUT):
+                return {}
+            try:
+                found = reader.recv()
+            except (EOFError, OSError):
+                return {}
+            return {path: text for path, text in found.items() if path in texts and isinstance(text, str)}
+
+        yield delivered
+    finally:
+        if reader is not None:
+            reader.close()
+        if process is not None:
+            process.join(timeout=1.0)
+            if process.is_alive():
+                process.kill()
+                process.join()
+        if frozen:
+            gc.unfreeze()
+
+
+def _start(texts: Mapping[str, str]) -> tuple[BaseProcess | None, Connection | None]:
+    """The helper process and the end of the pipe it answers on; (None, None) when it cannot be started (no file
+    descriptors or processes left, or this process is a daemon, which may have none)."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    try:
+        reader, writer = context.Pipe(duplex=False)
+    except OSError:
+        return None, None
+    try:
+        process = context.Process(target=_serve, args=(texts, writer), daemon=True)
+        process.start()
+    except Exception:  # noqa: BLE001 - OSError, or AssertionError in a daemonic process: formatted here instead
+        reader.close()
+        return None, None
+    finally:
+        writer.close()
+    return process, reader
+
+
+def _serve(texts: Mapping[str, str], writer: Connection) -> None:
+    """The helper: black's compiled output for each text it can format (those it cannot are formatted again, and
+    reported, by the parent)."""
+    out: dict[str, str] = {}
+    for path, text in texts.items():
+        try:
+            out[path] = _black(text, path)
+        except Exception:  # noqa: BLE001 - the parent formats it again and reports the error
+            continue
+    try:
+        writer.send(out)
+        writer.close()
+    except OSError:  # the parent stopped waiting: it formats these itself
+        return
 
 
 def template_of(path: str) -> str:
