@@ -618,7 +618,8 @@ async def test_long_call_reports_progress(server_module: ModuleType, upstream: U
 
     async with Client(make(server_module, upstream, progress_interval=0.4), mode="legacy") as client:
         result = await client.call_tool("get_item", {"item_id": "1"}, progress_callback=on_progress)
-    assert not result.is_error and len(messages) == 1  # one heartbeat in a 0.5 s wait, at 0.4 s
+    # a heartbeat at 0.4 s of a 0.5 s wait (on a loaded machine the wait can outlast a second interval: 0.8 s)
+    assert not result.is_error and 1 <= len(messages) <= 2, messages
     assert messages[0] in ("waiting for the API (0.4 s)", "waiting for the API (0.5 s)"), messages
 
 
