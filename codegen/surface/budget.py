@@ -149,11 +149,15 @@ def _roots(schema: dict[str, Any], defs: Definitions) -> frozenset[str]:
     if memo is None or not isinstance(props, dict) or not _REFS_IN_KEYS.isdisjoint(props):
         return frozenset(refs_in(schema))  # a property named like a keyword refs_in reads: walked as refs_in does
     names = set(refs_in({key: value for key, value in schema.items() if key != "properties"}))
+    known = memo.get("refs")  # id of a property's schema -> (it, kept alive: its id is not reused; its names)
+    if known is None:
+        known = memo["refs"] = {}
     for value in props.values():
-        found = memo.get(("refs", id(value)))
-        if found is None:  # found[0] keeps `value` alive: its id is not reused
-            found = memo["refs", id(value)] = (value, frozenset(refs_in(value)))
-        names |= found[1]
+        found = known.get(id(value))
+        if found is None:
+            found = known[id(value)] = (value, frozenset(refs_in(value)))
+        if found[1]:
+            names |= found[1]
     return frozenset(names)
 
 

@@ -130,7 +130,7 @@ class NodeConverter:
             if isinstance(value, dict):
                 converted = {}
                 for name, child in value.items():
-                    if key == "properties" and self._hidden(child, at.child(key, name), direction):
+                    if key == "properties" and self._hidden(child, at, direction):
                         continue
                     converted[name] = self._node(child, at.child(key, name), direction, refs, sub)
                 out[key] = converted
@@ -217,7 +217,8 @@ class NodeConverter:
         return False
 
     def _hidden(self, child: Any, at: Ref, direction: Direction) -> bool:
-        """readOnly properties are not inputs; writeOnly properties are not outputs."""
+        """readOnly properties are not inputs; writeOnly properties are not outputs. `at`: the property's location,
+        or any in the same document (only its document is read, to follow a `$ref`)."""
         flag = "readOnly" if direction == "input" else "writeOnly"
         if isinstance(child, dict) and child.get(flag) is True:
             return True
@@ -231,11 +232,7 @@ class NodeConverter:
 
     def _was_hidden(self, node: dict[str, Any], name: str, at: Ref, direction: Direction) -> bool:
         props = node.get("properties")
-        return (
-            isinstance(props, dict)
-            and name in props
-            and self._hidden(props[name], at.child("properties", name), direction)
-        )
+        return isinstance(props, dict) and name in props and self._hidden(props[name], at, direction)
 
     # -- provided by SchemaConverter ----------------------------------------------------------------
     def _ref(self, node: dict[str, Any], at: Ref, direction: Direction, refs: set[Ref]) -> dict[str, Any]:

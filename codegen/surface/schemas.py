@@ -213,6 +213,12 @@ class Definitions(Mapping[str, dict[str, Any]]):
     def __contains__(self, name: object) -> bool:
         return name in self._converter._named
 
+    def get(self, name: str, default: Any = None) -> Any:  # Mapping.get, without its try/except round trip
+        found = self._by_name.get(name)
+        if found is None:
+            return self[name] if name in self._converter._named else default
+        return found
+
     def __iter__(self) -> Iterator[str]:
         return iter(list(self._converter._named))
 
