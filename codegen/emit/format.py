@@ -51,23 +51,41 @@ COMPILED = "compiled"  # a key for output that also compiled
 
 def format_files(files: Mapping[str, Content]) -> tuple[dict[str, Content], list[Problem]]:
     python = {path: text for path, text in files.items() if path.endswith(".py") and isinstance(text, str)}
-    done = _formatted(python)
     formatted: dict[str, Content] = {}
     problems: list[Problem] = []
-    for path, text in files.items():
-        if path in python:
-            try:
-                text = done[path] if path in done else checked_format(python[path], path)
-            except Exception as exc:  # noqa: BLE001 - black and compile raise several types for invalid code
-                where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) else ""
-                problems.append(
-                    error(
-                        f"internal error: generated {path}{where} is not valid Python; template {template_of(path)} "
-                        f"(or a custom template) let spec text through unescaped: {_first_line(exc)}"
+    with _heap_frozen():
+        done = _formatted(python)
+        for path, text in files.items():
+            if path in python:
+                try:
+                    text = done[path] if path in done else checked_format(python[path], path)
+                except Exception as exc:  # noqa: BLE001 - black and compile raise several types for invalid code
+                    where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) else ""
+                    problems.append(
+                        error(
+                            f"internal error: generated {path}{where} is not valid Python; template "
+                            f"{template_of(path)} (or a custom template) let spec text through unescaped: "
+                            f"{_first_line(exc)}"
+                        )
                     )
-                )
-        formatted[path] = text
+            formatted[path] = text
     return formatted, problems
+
+
+@contextmanager
+def _heap_frozen() -> Iterator[None]:
+    """The objects alive before formatting kept out of the garbage collector's sight while black runs: black's
+    syntax trees are cyclic garbage, collected as usual, but the collections they cause no longer walk the whole
+    heap (a large API's tools: seconds of CPU), nor copy the pages a helper process shares. Unfrozen after (as
+    the oldest generation); left alone if something else froze objects."""
+    frozen = not gc.get_freeze_count()
+    if frozen:
+        gc.freeze()
+    try:
+        yield
+    finally:
+        if frozen:
+            gc.unfreeze()
 
 
 def checked_format(text: str, path: str = "<generated>") -> str:
@@ -149,11 +167,7 @@ def _can_fork() -> bool:
 @contextmanager
 def _helper(texts: Mapping[str, str]) -> Iterator[Callable[[], dict[str, str]]]:
     """A forked process formatting `texts`; yields a function returning what it delivered ({} if it could not be
-    started or failed). This process's objects are frozen while it runs, so that neither process's garbage collector
-    walks (and so copies) the heap they share; the helper is always ended on leaving."""
-    frozen = not gc.get_freeze_count()
-    if frozen:
-        gc.freeze()
+    started or failed); the helper is always ended on leaving."""
     process: BaseProcess | None = None
     reader: Connection | None = None
     try:
@@ -177,8 +191,6 @@ def _helper(texts: Mapping[str, str]) -> Iterator[Callable[[], dict[str, str]]]:
             if process.is_alive():
                 process.kill()
                 process.join()
-        if frozen:
-            gc.unfreeze()
 
 
 def _start(texts: Mapping[str, str]) -> tuple[BaseProcess | None, Connection | None]:
