@@ -5,7 +5,7 @@ formatted or compiled again, and black is imported only when some text is new. T
 leaves as it is, so black makes one pass over each file, not two (tests/test_black_clean.py).
 
 On a cold cache (a fresh CI machine: every file new) the new texts are shared with one forked helper process
-when there is enough of them and a second CPU: black is deterministic, so the output is the same whichever process
+when there is enough of them and a second CPU is idle: black is deterministic, so the output is the same whichever process
 formats a file, and whatever the helper does not deliver (it failed, or took too long) is formatted here.
 """
 
@@ -132,8 +132,8 @@ def _formatted(texts: Mapping[str, str]) -> dict[str, str]:
 
 def _helper_share(new: Mapping[str, str]) -> dict[str, str]:
     """The texts for a helper process: about half of `new` by size (the largest first, each to the lighter side);
-    none when there is little new text, one CPU, or no safe fork."""
-    if len(new) < 2 or sum(map(len, new.values())) < SHARE_BYTES or _cpus() < 2 or not _can_fork():
+    none when there is little new text, no idle second CPU, or no safe fork."""
+    if len(new) < 2 or sum(map(len, new.values())) < SHARE_BYTES or not _spare_cpu() or not _can_fork():
         return {}
     mine = theirs_size = 0
     theirs: dict[str, str] = {}
@@ -146,11 +146,18 @@ def _helper_share(new: Mapping[str, str]) -> dict[str, str]:
     return theirs
 
 
-def _cpus() -> int:
+def _spare_cpu() -> bool:
+    """Whether a second CPU is idle enough for a helper: 2+ CPUs this process may use, and a 1-minute load average
+    (this process included) at most one less. On a busy machine a helper would only take turns with this process."""
     try:
-        return len(os.sched_getaffinity(0))
+        cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        cpus = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return False
+    return cpus >= 2 and load <= cpus - 1
 
 
 def _can_fork() -> bool:
