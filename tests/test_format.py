@@ -34,7 +34,7 @@ def cold(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MCP_CODEGEN_CACHE", "off")
     monkeypatch.setattr(cache, "_memory", {})
     monkeypatch.setattr(fmt, "SHARE_BYTES", 1)
-    monkeypatch.setattr(fmt, "_cpus", lambda: 2)
+    monkeypatch.setattr(fmt, "_spare_cpu", lambda: True)
 
 
 def expected(files: Mapping[str, str | bytes]) -> dict[str, str | bytes]:
@@ -77,13 +77,13 @@ def test_no_helper_when_everything_is_cached(cold: None, monkeypatch: pytest.Mon
     assert fmt.format_files(files) == (first, [])
 
 
-def test_no_helper_for_little_text_or_one_cpu(cold: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_helper_for_little_text_or_no_idle_cpu(cold: None, monkeypatch: pytest.MonkeyPatch) -> None:
     texts = {p: t for p, t in package(4).items() if isinstance(t, str)}
     assert fmt._helper_share(texts)
     assert not fmt._helper_share(dict(list(texts.items())[:1]))  # one new file: nothing to share
-    monkeypatch.setattr(fmt, "_cpus", lambda: 1)
+    monkeypatch.setattr(fmt, "_spare_cpu", lambda: False)  # one CPU, or a busy machine
     assert not fmt._helper_share(texts)
-    monkeypatch.setattr(fmt, "_cpus", lambda: 2)
+    monkeypatch.setattr(fmt, "_spare_cpu", lambda: True)
     monkeypatch.setattr(fmt, "SHARE_BYTES", 10**9)
     assert not fmt._helper_share(texts)
 
@@ -100,3 +100,12 @@ def test_the_heap_is_frozen_only_while_the_helper_runs(cold: None) -> None:
     assert gc.get_freeze_count() == 0
     fmt.format_files(package(6))
     assert gc.get_freeze_count() == 0
+
+
+@pytest.mark.parametrize(("cpus", "load", "spare"), [(2, 0.4, True), (2, 1.0, True), (2, 1.6, False), (1, 0.0, False)])
+def test_a_spare_cpu_is_an_idle_second_one(
+    monkeypatch: pytest.MonkeyPatch, cpus: int, load: float, spare: bool
+) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    assert fmt._spare_cpu() is spare

@@ -5,7 +5,7 @@ formatted or compiled again, and black is imported only when some text is new. T
 leaves as it is, so black makes one pass over each file, not two (tests/test_black_clean.py).
 
 On a cold cache (a fresh CI machine: every file new) the new texts are shared with one forked helper process
-when there is enough of them and a second CPU: black is deterministic, so the output is the same whichever process
+when there is enough of them and a second CPU is idle: black is deterministic, so the output is the same whichever process
 formats a file, and whatever the helper does not deliver (it failed, or took too long) is formatted here.
 """
 
@@ -51,23 +51,41 @@ COMPILED = "compiled"  # a key for output that also compiled
 
 def format_files(files: Mapping[str, Content]) -> tuple[dict[str, Content], list[Problem]]:
     python = {path: text for path, text in files.items() if path.endswith(".py") and isinstance(text, str)}
-    done = _formatted(python)
     formatted: dict[str, Content] = {}
     problems: list[Problem] = []
-    for path, text in files.items():
-        if path in python:
-            try:
-                text = done[path] if path in done else checked_format(python[path], path)
-            except Exception as exc:  # noqa: BLE001 - black and compile raise several types for invalid code
-                where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) else ""
-                problems.append(
-                    error(
-                        f"internal error: generated {path}{where} is not valid Python; template {template_of(path)} "
-                        f"(or a custom template) let spec text through unescaped: {_first_line(exc)}"
+    with _heap_frozen():
+        done = _formatted(python)
+        for path, text in files.items():
+            if path in python:
+                try:
+                    text = done[path] if path in done else checked_format(python[path], path)
+                except Exception as exc:  # noqa: BLE001 - black and compile raise several types for invalid code
+                    where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) else ""
+                    problems.append(
+                        error(
+                            f"internal error: generated {path}{where} is not valid Python; template "
+                            f"{template_of(path)} (or a custom template) let spec text through unescaped: "
+                            f"{_first_line(exc)}"
+                        )
                     )
-                )
-        formatted[path] = text
+            formatted[path] = text
     return formatted, problems
+
+
+@contextmanager
+def _heap_frozen() -> Iterator[None]:
+    """The objects alive before formatting kept out of the garbage collector's sight while black runs: black's
+    syntax trees are cyclic garbage, collected as usual, but the collections they cause no longer walk the whole
+    heap (a large API's tools: seconds of CPU), nor copy the pages a helper process shares. Unfrozen after (as
+    the oldest generation); left alone if something else froze objects."""
+    frozen = not gc.get_freeze_count()
+    if frozen:
+        gc.freeze()
+    try:
+        yield
+    finally:
+        if frozen:
+            gc.unfreeze()
 
 
 def checked_format(text: str, path: str = "<generated>") -> str:
@@ -114,8 +132,8 @@ def _formatted(texts: Mapping[str, str]) -> dict[str, str]:
 
 def _helper_share(new: Mapping[str, str]) -> dict[str, str]:
     """The texts for a helper process: about half of `new` by size (the largest first, each to the lighter side);
-    none when there is little new text, one CPU, or no safe fork."""
-    if len(new) < 2 or sum(map(len, new.values())) < SHARE_BYTES or _cpus() < 2 or not _can_fork():
+    none when there is little new text, no idle second CPU, or no safe fork."""
+    if len(new) < 2 or sum(map(len, new.values())) < SHARE_BYTES or not _spare_cpu() or not _can_fork():
         return {}
     mine = theirs_size = 0
     theirs: dict[str, str] = {}
@@ -128,11 +146,18 @@ def _helper_share(new: Mapping[str, str]) -> dict[str, str]:
     return theirs
 
 
-def _cpus() -> int:
+def _spare_cpu() -> bool:
+    """Whether a second CPU is idle enough for a helper: 2+ CPUs this process may use, and a 1-minute load average
+    (this process included) at most one less. On a busy machine a helper would only take turns with this process."""
     try:
-        return len(os.sched_getaffinity(0))
+        cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        cpus = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return False
+    return cpus >= 2 and load <= cpus - 1
 
 
 def _can_fork() -> bool:
@@ -149,11 +174,7 @@ def _can_fork() -> bool:
 @contextmanager
 def _helper(texts: Mapping[str, str]) -> Iterator[Callable[[], dict[str, str]]]:
     """A forked process formatting `texts`; yields a function returning what it delivered ({} if it could not be
-    started or failed). This process's objects are frozen while it runs, so that neither process's garbage collector
-    walks (and so copies) the heap they share; the helper is always ended on leaving."""
-    frozen = not gc.get_freeze_count()
-    if frozen:
-        gc.freeze()
+    started or failed); the helper is always ended on leaving."""
     process: BaseProcess | None = None
     reader: Connection | None = None
     try:
@@ -177,8 +198,6 @@ def _helper(texts: Mapping[str, str]) -> Iterator[Callable[[], dict[str, str]]]:
             if process.is_alive():
                 process.kill()
                 process.join()
-        if frozen:
-            gc.unfreeze()
 
 
 def _start(texts: Mapping[str, str]) -> tuple[BaseProcess | None, Connection | None]:

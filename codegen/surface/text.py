@@ -106,8 +106,9 @@ WORD = re.compile(r"[a-z0-9]+")
 SHORT = 300  # characters: _repeats reads all the words of a text this short (fewer calls than reading a few)
 
 
-def _words(text: str) -> list[str]:
-    return WORD.findall(text.lower())
+@lru_cache(maxsize=4096)  # pure; a tool's title and summary are read again by each comparison
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(WORD.findall(text.lower()))
 
 
 def _repeats(text: str, title: str) -> bool:
@@ -116,7 +117,7 @@ def _repeats(text: str, title: str) -> bool:
     if len(text) <= SHORT:
         words = _words(text)
     else:  # a description: its words up to one more than the title has (then it says more)
-        words = [match.group() for match in islice(WORD.finditer(text.lower()), len(said) + 1)]
+        words = tuple(match.group() for match in islice(WORD.finditer(text.lower()), len(said) + 1))
     if words == said:
         return True
     if not words or len(words) != len(said) or words[1:] != said[1:]:
