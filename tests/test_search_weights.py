@@ -16,7 +16,7 @@ import pytest
 from codegen.config import Config
 from codegen.pipeline import analyze
 from codegen.surface.search_index import SCALE, STOPWORDS, Analyzer, _words, build_index
-from codegen.surface.search_weights import EMPTY, Postings, combined_postings
+from codegen.surface.search_weights import EMPTY, Postings, _field_scores, combined_postings
 
 from conftest import PETSTORE
 from named_specs import named_specs
@@ -123,3 +123,24 @@ def test_building_the_index_leaves_no_cyclic_garbage() -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_field_weights_are_bm25s_index_weights(seed: int) -> None:
+    """Scoring a document length at a time gives bm25s's index's float32 weights exactly: repeated stems, empty
+    documents, stems no document holds, one-word and long documents."""
+    rng = np.random.default_rng(seed)
+    vocabulary = {"": EMPTY} | {f"s{n}": n for n in range(1, 400)}
+    documents = [
+        tuple(int(i) for i in rng.integers(1, 300 if seed % 2 else 40, size=int(rng.integers(0, 60))))
+        for _ in range(int(rng.integers(5, 300)))
+    ]
+    found = _field_scores(documents, vocabulary)
+    assert found is not None
+    weights, stems, docs = found
+    order = np.lexsort((docs, stems))
+    expected = bm25s_scores(documents, vocabulary)
+    assert stems[order].tolist() == expected[0].tolist()
+    assert docs[order].tolist() == expected[1].tolist()
+    assert weights.dtype == expected[2].dtype
+    assert weights[order].tobytes() == expected[2].tobytes()
