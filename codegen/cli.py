@@ -7,6 +7,7 @@ Exit codes: 0 generated (or up to date with --check), 1 nothing usable / stale /
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from dataclasses import replace
@@ -382,8 +383,35 @@ def templates_command() -> None:
 
 
 def main() -> None:
+    """The `mcp-codegen` command. Its process ends as soon as the command is done: what it wrote is flushed and
+    closed, nothing runs after it (no thread, no exit handler), and the heap a large API built is left for the
+    system to reclaim rather than freed object by object (GitHub ~0.25 s, Microsoft Graph seconds)."""
     try:
         app()
+        code = 0
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
-        sys.exit(130)
+        code = 130
+    except SystemExit as exc:
+        code = _exit_code(exc.code)
+    _end(code)
+
+
+def _exit_code(code: object) -> int:
+    """The status `sys.exit(code)` would end with (a message is written to stderr, as Python writes it)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    sys.stderr.write(f"{code}\n")
+    return 1
+
+
+def _end(code: int) -> None:
+    """Exit with `code` once stdout and stderr are flushed; a flush that fails (a closed pipe) is a failure."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            code = code or 120  # what Python exits with when it cannot flush its standard streams
+    os._exit(code)

@@ -158,3 +158,13 @@ def test_refused_option_values_give_typers_messages(tmp_path: Path) -> None:
         result = run(PETSTORE, "-o", "out", *flags, cwd=tmp_path)
         assert result.returncode == 2 and message in result.stderr, (flags, result.stderr)
         assert not (tmp_path / "out").exists()
+
+
+def test_the_command_flushes_everything_it_wrote_before_ending() -> None:
+    """main() ends the process without the interpreter's teardown: what went to a pipe still arrives whole."""
+    from codegen.emit.render import describe_templates
+
+    result = run("templates")
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout.splitlines()) == len(describe_templates())
+    assert result.stdout.endswith("\n")
