@@ -5,8 +5,8 @@
     bench/gen_scaling.py --sizes 10,1000 --runs 1 --out /tmp/scaling.json
 
 The subsets keep the spec whole except `paths`: the first path items (in the document's order) holding at least
-N operations. Each generation is a fresh `python -m codegen generate --no-validate` process (formatting cache
-warm after the first run, as in everyday use; without --no-validate, a subset of up to 400 operations would be
+N operations. Each generation is a fresh `python -m codegen generate --no-validate` process, timed from spawn to exit
+(formatting cache warm after the first run, as in everyday use; without --no-validate, a subset of up to 400 operations would be
 validated as a whole 20 MB document, a fixed cost that has nothing to do with the operations); its wall and CPU seconds and peak RSS are recorded, and CPU seconds are fitted
 against operations by least squares (bench/report.py renders the table). Bounded: every run has a time limit.
 """
@@ -31,21 +31,6 @@ from report import linear_fit  # noqa: E402
 from run import reference_seconds  # noqa: E402
 
 METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
-MEASURE = """
-import resource, runpy, sys, time
-sys.argv = ["codegen", *sys.argv[1:]]
-start = time.perf_counter()
-try:
-    runpy.run_module("codegen", run_name="__main__")
-except SystemExit as exc:
-    code = exc.code
-else:
-    code = 0
-usage = resource.getrusage(resource.RUSAGE_SELF)
-print("MEASURE", time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, code, file=sys.stderr)
-"""
-
-
 def find_graph() -> str:
     out = subprocess.run([sys.executable, str(ROOT / "tools" / "list-specs"), "--tsv", "--set", "directory"],
                          capture_output=True, text=True, timeout=300, check=True).stdout
@@ -66,16 +51,29 @@ def subset(document: dict[str, Any], operations: int) -> tuple[dict[str, Any], i
 
 
 def measure(spec: Path, out: Path, timeout: float) -> dict[str, float]:
-    command = ["generate", str(spec), "-o", str(out), "-q", "--name", "scaled", "--no-validate"]
-    done = subprocess.run([sys.executable, "-c", MEASURE, *command],
-                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
-    line = next((l for l in done.stderr.splitlines() if l.startswith("MEASURE ")), None)
-    if line is None:
-        raise SystemExit(f"generation failed: {done.stderr[-1000:]}")
-    _, wall, cpu, rss_kib, code = line.split()
-    if code not in ("0", "None"):
-        raise SystemExit(f"generation exited {code}: {done.stderr[-1000:]}")
-    return {"wall": float(wall), "cpu": float(cpu), "peak_mib": int(rss_kib) / 1024}
+    """One `python -m codegen generate` process, as a user runs it (its exit included): wall seconds from spawn to
+    exit, CPU seconds and peak RSS from the kernel's accounting of that process (wait4)."""
+    command = [sys.executable, "-m", "codegen", "generate", str(spec), "-o", str(out), "-q", "--name", "scaled",
+               "--no-validate"]
+    with tempfile.TemporaryFile() as errors:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors, cwd=ROOT)
+        deadline = start + timeout
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() > deadline:
+                process.kill()
+                os.wait4(process.pid, 0)
+                raise SystemExit(f"generation took more than {timeout} s: {spec}")
+            time.sleep(0.02)
+        wall = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it again
+        if process.returncode != 0:
+            errors.seek(0)
+            raise SystemExit(f"generation exited {process.returncode}: {errors.read().decode()[-1000:]}")
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "peak_mib": usage.ru_maxrss / 1024}
 
 
 def main() -> int:
