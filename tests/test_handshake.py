@@ -225,21 +225,27 @@ def test_inspector_sees_the_same_both_ways(petstore_package: Path) -> None:
 
 # Prints to stdout and writes to fd 1 continuously from the moment the server has taken fd 1 over, through
 # the fast start, the hand-over and the SDK's serving: none of it may reach the client.
+# The writer stops (and is waited for) at exit: a daemon thread still inside print() when the interpreter
+# finalizes makes CPython abort the process (it cannot take stdout's lock), which is not the server's doing.
 STRAY = """
-import os, sys, threading, time
+import atexit, os, sys, threading, time
 from petstore.handshake import main
+
+stop = threading.Event()
 
 def stray() -> None:
     wire = os.fstat(1)
     deadline = time.monotonic() + 20
-    while os.fstat(1) == wire and time.monotonic() < deadline:
+    while os.fstat(1) == wire and time.monotonic() < deadline and not stop.is_set():
         time.sleep(0.001)
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not stop.is_set():
         print("stray print", flush=True)
         os.write(1, b"stray write\\n")
         time.sleep(0.002)
 
-threading.Thread(target=stray, daemon=True).start()
+writer = threading.Thread(target=stray, daemon=True)
+writer.start()
+atexit.register(lambda: (stop.set(), writer.join(5)))
 main([])
 """
 
