@@ -70,14 +70,42 @@ def _model(fields: Sequence[str], extra: bool, nested: Mapping[str, Shaper] | No
         for name in fields:
             value = data.get(name)
             if value is not None:
-                parts.append(dump(name) + ":" + (inner[name](value) if name in inner else dump(value)))
+                if name in inner:
+                    text = inner[name](value)
+                elif type(value) is str:
+                    text = _quote(value)
+                else:
+                    text = _members(dump, value) if name in SHARED else dump(value)
+                parts.append(_quote(name) + ":" + text)
         if extra:
             for name in sorted(data) if sort else data:
                 if name not in fields and data[name] is not None:
-                    parts.append(dump(name) + ":" + dump(data[name]))
+                    value = data[name]
+                    text = _members(dump, value) if name in SHARED else dump(value)
+                    parts.append((_quote(name) if type(name) is str else dump(name)) + ":" + text)
         return "{" + ",".join(parts) + "}"
 
     return shape
+
+
+_quote: Callable[[str], str] = json.encoder.encode_basestring  # a key as both encoders write it (raw UTF-8)
+SHARED = frozenset({"$defs", "properties"})  # a schema's members the tools share: one object in many tools
+_texts: dict[int, tuple[Any, str]] = {}  # id -> (member kept alive, its text), during one handshake_lines call
+
+
+def _members(dump: Shaper, value: Any) -> str:
+    """`dump(value)` for a schema's `$defs` or `properties`, each member's text written once per call (in both
+    eras' answers and every tool that shares it)."""
+    if not isinstance(value, dict) or not all(type(key) is str for key in value):
+        return dump(value)
+    parts = []
+    for key in sorted(value) if dump is _sorted_plain else value:
+        member = value[key]
+        found = _texts.get(id(member))
+        if found is None:
+            found = _texts[id(member)] = (member, dump(member))
+        parts.append(_quote(key) + ":" + found[1])
+    return "{" + ",".join(parts) + "}"
 
 
 def _refuse(field: str) -> Shaper:
@@ -202,5 +230,7 @@ def handshake_lines(
         )
     except (Unsupported, ValueError):  # ValueError: a float json cannot write (nan, infinity)
         return encode(header) + "\n"
+    finally:
+        _texts.clear()
     header["answers"] = list(answers)
     return "\n".join([encode(header), *answers.values()]) + "\n"
