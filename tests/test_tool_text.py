@@ -387,3 +387,27 @@ def test_github_tools_surface_costs_at_most_350k_tokens_and_loses_no_schema_fact
         assert expanded[0] == expanded[1], new.name
         assert new.plan == old.plan
     assert tokens <= 350_000, f"GitHub's tools/list is {tokens:,} tokens"  # 340,195 when written
+
+
+def test_counting_up_to_a_limit_stops_past_it_and_agrees_with_counting_all() -> None:
+    """The listing with output schemas is counted only until it is over the limit: the count then exceeds the
+    limit (so the decision is the one a whole count gives), and under the limit it is the whole count."""
+    from codegen.surface.listing_text import ListingText
+
+    entries = [
+        {
+            "name": f"tool_{n}",
+            "description": f"Operation {n} of a large API, which returns the record it names. " * 3,
+            "inputSchema": {"type": "object", "properties": {"id": {"type": "string", "description": f"id {n}"}}},
+        }
+        for n in range(6000)
+    ]
+    characters, whole, _ = ListingText().measure(entries, keep_text=False)
+    assert characters > 1_500_000 and whole == count_tokens(
+        listing_module.json.dumps(entries, sort_keys=True, separators=(",", ":"))
+    )
+    for limit in (1_000, whole // 3, whole - 1):
+        stopped_at, tokens, text = ListingText().measure(entries, keep_text=False, stop_above=limit)
+        assert tokens > limit and text is None
+        assert stopped_at < characters or limit == whole - 1
+    assert ListingText().measure(entries, keep_text=False, stop_above=whole) == (characters, whole, None)

@@ -46,14 +46,15 @@ def fitted_listing(
     tools: Sequence[ToolSpec], limit: int = LISTING_TOKENS, end: str = ""
 ) -> tuple[list[ToolSpec], list[Problem], bytes | None]:
     """fit_listing, and the text of the listing it returns (tools.json) when that was serialized on the way (a
-    large API's listing is tens of megabytes: serialized once, and counted once before and once after), followed by
-    `end` (tools.json's newline: the file's content is then this very object, not a copy of it), as UTF-8 bytes."""
+    large API's listing is tens of megabytes: the listing with output schemas is counted only as far as the limit,
+    the one returned is serialized and counted once), followed by `end` (tools.json's newline: the file's content
+    is then this very object, not a copy of it), as UTF-8 bytes."""
     if len(tools) <= SMALL:  # a token is at least one character: a short listing need not be counted
         text = _text(tools)
         if len(text) <= limit:
             return list(tools), [], (text + end).encode("utf-8")
     writer = ListingText()  # the definitions the tools share: serialized and counted once
-    _, before, _ = writer.measure([t.to_json() for t in tools], keep_text=False)
+    _, before, _ = writer.measure([t.to_json() for t in tools], keep_text=False, stop_above=limit)
     if before <= limit:
         return list(tools), [], (_text(tools) + end).encode("utf-8")
     counted: Counted = {}  # the definitions the tools share, each walked once
@@ -63,7 +64,7 @@ def fitted_listing(
         return fitted, [], None
     _, after, fitted_text = writer.measure([t.to_json() for t in fitted], end=end)
     message = (
-        f"tools/list would cost {before:,} tokens (more than {limit:,}): output schemas are left out of it, "
+        f"tools/list would cost more than {limit:,} tokens: output schemas are left out of it, "
         f"which brings it to {after:,}; results are still returned whole"
     )
     return fitted, [Problem(Level.WARNING, message, "")], fitted_text

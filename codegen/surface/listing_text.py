@@ -47,11 +47,16 @@ class ListingText:
         self._chunks = ChunkTokens()
 
     def measure(
-        self, entries: Sequence[Mapping[str, Any]], keep_text: bool = True, end: str = ""
+        self,
+        entries: Sequence[Mapping[str, Any]],
+        keep_text: bool = True,
+        end: str = "",
+        stop_above: int | None = None,
     ) -> tuple[int, int, bytes | None]:
         """The listing's length in characters, its tokens, and its text followed by `end` when `keep_text` (as
         UTF-8: a large listing's text is held compactly, see emit/files.py; a lone surrogate, which the spec's parser
-        replaced already, as its three bytes)."""
+        replaced already, as its three bytes). With `stop_above` (and not `keep_text`), writing stops once more
+        tokens than that are counted: then the figures are those of the part written, tokens above `stop_above`."""
         stream = self._chunks.stream()
         whole: list[bytes] | None = [] if keep_text else None
         characters = 0
@@ -63,6 +68,8 @@ class ListingText:
             characters += len(text)
             if whole is not None:
                 whole.append(text.encode("utf-8", "surrogatepass"))
+            elif stop_above is not None and stream.counted > stop_above:
+                return characters, stream.counted, None
             del text
         last = "]" if entries else "[]"
         stream.write(last)

@@ -55,6 +55,11 @@ class TokenStream:
         if self._size >= FLUSH:
             self._flush()
 
+    @property
+    def counted(self) -> int:
+        """The tokens counted so far: a lower bound of the text's (what was written last is counted in batches)."""
+        return self._tokens
+
     def close(self) -> int:
         """The tokens of everything written."""
         self._flush()
