@@ -155,18 +155,27 @@ def _unrequire_shared(node: Any, shared: Shared) -> Any:
     return found[1]
 
 
+_DROPPED = frozenset({"required", "minProperties", "dependentRequired", "minItems"})
+_WALKED = dict.fromkeys(_ONE, 1) | dict.fromkeys(_MANY, 2) | dict.fromkeys(_MAP, 3)
+_TOUCHED = _DROPPED | _WALKED.keys()
+
+
 def _unrequire(node: Any, depth: int) -> Any:
     if not isinstance(node, Mapping) or depth > 200:
         return node
+    if type(node) is dict and _TOUCHED.isdisjoint(node):
+        return node  # nothing to drop or walk into (most leaves): shared as it is, as results are never modified
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key in ("required", "minProperties", "dependentRequired", "minItems"):
-            continue
-        if key in _ONE:
+        kind = _WALKED.get(key)
+        if kind is None:
+            if key not in _DROPPED:
+                out[key] = value
+        elif kind == 1:
             out[key] = _unrequire(value, depth + 1)
-        elif key in _MANY and isinstance(value, list):
+        elif kind == 2 and isinstance(value, list):
             out[key] = [_unrequire(v, depth + 1) for v in value]
-        elif key in _MAP and isinstance(value, Mapping):
+        elif kind == 3 and isinstance(value, Mapping):
             out[key] = {k: _unrequire(v, depth + 1) for k, v in value.items()}
         else:
             out[key] = value
