@@ -1,5 +1,7 @@
-"""What tools/list costs a model, per surface, for GitHub, Stripe, Asana and Slack (cl100k tokens of the JSON
-as sent), with FastMCP's listing of the same spec beside it when its venv is set up (peers/setup-fastmcp.sh).
+"""What tools/list costs a model, per surface, for GitHub, Stripe, Asana and Slack (cl100k tokens: a listing's tools
+array as compact JSON with sorted keys, the figure mcp-codegen prints; the discovery listing and search answers as
+the official client receives them), with FastMCP's listing of the same spec beside it, counted the same way, when
+its venv is set up (peers/setup-fastmcp.sh).
 
 For each spec: the `tools` surface (every operation a tool), the `discovery` surface (four tools), what
 `auto` picks, and search answers: the spec's benchmark tasks (bench/selection/) sent as search_tools queries
@@ -31,7 +33,7 @@ sys.path.insert(0, str(ROOT / "bench" / "selection"))
 from codegen.config import Config  # noqa: E402
 from codegen.pipeline import analyze, generate  # noqa: E402
 from codegen.surface.discovery import choose  # noqa: E402
-from codegen.surface.tokens import count_tokens, listing_tokens, wire  # noqa: E402
+from codegen.surface.tokens import count_tokens, wire  # noqa: E402
 from codegen.emit.write import write  # noqa: E402
 from evaluate import load_tasks, rewrite, spec_paths  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
@@ -40,6 +42,12 @@ SPECS = ("github", "stripe", "asana", "slack")
 TOOLS_DIR = Path(os.environ.get("MCP_CODEGEN_TOOLS", Path.home() / ".cache" / "mcp-codegen-tools"))
 FASTMCP_PYTHON = TOOLS_DIR / "fastmcp-venv" / "bin" / "python"
 FASTMCP_TIMEOUT = 600  # seconds for FastMCP to start and list (it builds its tools from the spec at start-up)
+
+
+def array_tokens(tools: list[dict[str, Any]]) -> int:
+    """A listing's tokens as mcp-codegen counts and prints them for the tools surface: its tools array as compact
+    JSON with sorted keys (tools.json's text), for our tools and FastMCP's alike."""
+    return count_tokens(json.dumps(tools, ensure_ascii=False, sort_keys=True, separators=(",", ":")))
 
 
 def dumped(result: Any) -> str:
@@ -83,13 +91,13 @@ async def fastmcp_listing(spec: str) -> dict[str, Any] | None:
                     break
     if scope.cancelled_caught:
         return {"error": f"no complete tools/list within {FASTMCP_TIMEOUT} s"}
-    return {"tools": len(tools), "tokens": listing_tokens(tools)}
+    return {"tools": len(tools), "tokens": array_tokens(tools)}
 
 
 def measure(name: str, spec: str, fastmcp: bool) -> dict[str, Any]:
     started = time.perf_counter()
     _, tools, _ = analyze(Config(spec=spec, validate=False))
-    full = listing_tokens([tool.to_json() for tool in tools])
+    full = array_tokens([tool.to_json() for tool in tools])  # what mcp-codegen prints for the tools surface
     auto, _ = choose(tools, "auto", (), name)
     discovery, _ = choose(tools, "discovery", (), name)
     with tempfile.TemporaryDirectory() as folder:

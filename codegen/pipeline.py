@@ -75,20 +75,20 @@ def analyze(
     """The spec's tools, without rendering: load, validate, normalize, select, map, override.
 
     `source`, when given, receives the URL and SHA-256 of a spec fetched from a URL (for the manifest)."""
-    api, tools, problems, _ = _analyze(config, progress, source)
+    api, tools, problems, _, _ = _analyze(config, progress, source)
     return api, tools, problems
 
 
 def _analyze(
     config: Config, progress: Progress, source: dict[str, str] | None
-) -> tuple[Api | None, list[ToolSpec], list[Problem], bytes | None]:
+) -> tuple[Api | None, list[ToolSpec], list[Problem], bytes | None, int | None]:
     """analyze, and tools.json's content (the tools' listing and a newline, UTF-8) when fitting the listing serialized
-    it."""
+    it, and the listing's tokens (listing.listing_tokens) when it counted them."""
     progress(f"loading {config.spec}")
     policy = ReadPolicy(config.ref_root, config.allow_remote_refs, int(config.max_spec_mb * MB))
     documents, problems = open_documents(config.spec, policy)
     if documents is None:
-        return None, [], problems, None
+        return None, [], problems, None, None
     if source is not None and documents.root_sha256:
         source.update(url=config.spec, sha256=documents.root_sha256)
     if config.overlays:
@@ -96,7 +96,7 @@ def _analyze(
         overlaid, found = apply_overlays(documents, config.overlays, policy)
         problems += found
         if overlaid is None:
-            return None, [], problems, None
+            return None, [], problems, None, None
         documents = overlaid
     original = documents
 
@@ -129,7 +129,7 @@ def _analyze(
     api, found = normalize(document, resolver)
     problems += here(found)
     if api is None:
-        return None, [], problems + documents.problems() + validated(), None
+        return None, [], problems + documents.problems() + validated(), None, None
     found_operations = len(api.operations)
     api, found = select_operations(api, config, resolver)
     problems += here(found)
@@ -151,7 +151,7 @@ def _analyze(
     read = documents.problems() + validated()  # the $refs that could not be read, each at its site
     del documents, original, document, resolver, pointers  # the spec is freed before the listing is serialized
     _give_back(len(tools))
-    tools, found, listing = fitted_listing(tools, end="\n")  # tools.json's text
+    tools, found, listing, counted = fitted_listing(tools, end="\n")  # tools.json's text and tokens
     problems += found + read
     if not tools and found_operations and not api.operations:
         problems.append(
@@ -162,7 +162,7 @@ def _analyze(
         )
     elif not tools:
         problems.append(error("the spec has no operations that can be served as tools", "/paths"))
-    return api, tools, problems, listing
+    return api, tools, problems, listing, counted
 
 
 LARGE = 1000  # tools: an API this large gives freed memory back to the system between stages
@@ -209,7 +209,7 @@ def project_for(config: Config, api: Api) -> Project:
 def generate(config: Config, progress: Progress = _quiet) -> Result:
     source: dict[str, str] = {}
     with _no_collection():
-        api, tools, problems, listing = _analyze(config, progress, source)
+        api, tools, problems, listing, counted = _analyze(config, progress, source)
     _give_back(len(tools))
     if api is None or not tools:
         return Result(problems=tuple(problems), api=api)
@@ -219,7 +219,7 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
     progress(f"choosing the surface ({config.surface})")
     cap = tool_cap(config.clients)
     with _no_collection():  # the search index: many small, acyclic objects on top of a large heap
-        surface, found = choose(tools, config.surface, config.pin, api.title, cap)
+        surface, found = choose(tools, config.surface, config.pin, api.title, cap, counted)
     problems += found
     _give_back(len(tools))
     if cap is not None and surface.listed > cap:  # only `--surface tools` can get here: auto switches

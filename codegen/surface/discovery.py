@@ -18,6 +18,7 @@ from typing import Any, Literal
 from ..problems import Problem, warning
 from .plans import ToolSpec
 from .search_index import GROUP_CHARS, build_index, group_counts
+from .listing import listing_tokens as served_tokens
 from .tokens import listing_tokens
 
 SurfaceName = Literal["tools", "discovery", "auto"]
@@ -65,13 +66,17 @@ def choose(
     patterns: Sequence[str],
     api_title: str,
     cap: int | None = None,
+    counted: int | None = None,
 ) -> tuple[Surface, list[Problem]]:
-    """The surface to generate: `requested`, with `auto` resolved (`cap`: the most tools a named client takes)."""
+    """The surface to generate: `requested`, with `auto` resolved (`cap`: the most tools a named client takes).
+    The tools surface's tokens are those of its tools.json (`counted`, when the listing was counted already)."""
     problems: list[Problem] = []
     over_cap = cap is not None and len(tools) > cap
     if requested == "tools" or (requested == "auto" and not over_cap):
-        counted = len(tools) <= MAX_TOOLS or requested == "tools"  # else it is discovery whatever the count
-        tokens = listing_tokens([tool.to_json() for tool in tools]) if counted else None
+        if requested == "tools" or len(tools) <= MAX_TOOLS:  # else it is discovery whatever the count
+            tokens: int | None = counted if counted is not None else served_tokens(tools)
+        else:
+            tokens = None
         if requested == "tools" or (tokens is not None and tokens <= MAX_TOKENS):
             if patterns:
                 problems.append(warning("pinned tools matter only to the discovery surface; 'pin' ignored"))

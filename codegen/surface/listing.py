@@ -38,36 +38,37 @@ def _text(tools: Sequence[ToolSpec]) -> str:
 def fit_listing(tools: Sequence[ToolSpec], limit: int = LISTING_TOKENS) -> tuple[list[ToolSpec], list[Problem]]:
     """`tools` unchanged while their listing fits `limit` tokens; else the same tools without output schemas (and
     with the input schemas' other savings, see `_without_output_schema`)."""
-    fitted, problems, _ = fitted_listing(tools, limit)
+    fitted, problems, _, _ = fitted_listing(tools, limit)
     return fitted, problems
 
 
 def fitted_listing(
     tools: Sequence[ToolSpec], limit: int = LISTING_TOKENS, end: str = ""
-) -> tuple[list[ToolSpec], list[Problem], bytes | None]:
+) -> tuple[list[ToolSpec], list[Problem], bytes | None, int | None]:
     """fit_listing, and the text of the listing it returns (tools.json) when that was serialized on the way (a
     large API's listing is tens of megabytes: the listing with output schemas is counted only as far as the limit,
     the one returned is serialized and counted once), followed by `end` (tools.json's newline: the file's content
-    is then this very object, not a copy of it), as UTF-8 bytes."""
+    is then this very object, not a copy of it), as UTF-8 bytes; and the tokens of the listing returned (listing_tokens)
+    when they were counted on the way."""
     if len(tools) <= SMALL:  # a token is at least one character: a short listing need not be counted
         text = _text(tools)
         if len(text) <= limit:
-            return list(tools), [], (text + end).encode("utf-8")
+            return list(tools), [], (text + end).encode("utf-8"), None
     writer = ListingText()  # the definitions the tools share: serialized and counted once
     _, before, _ = writer.measure([t.to_json() for t in tools], keep_text=False, stop_above=limit)
     if before <= limit:
-        return list(tools), [], (_text(tools) + end).encode("utf-8")
+        return list(tools), [], (_text(tools) + end).encode("utf-8"), before
     counted: Counted = {}  # the definitions the tools share, each walked once
     fitted = [_without_output_schema(t, counted) for t in tools]
     del counted
     if not any(t.output_schema is not None for t in tools):  # --compact: nothing a client would miss, no warning
-        return fitted, [], None
+        return fitted, [], None, None
     _, after, fitted_text = writer.measure([t.to_json() for t in fitted], end=end)
     message = (
         f"tools/list would cost more than {limit:,} tokens: output schemas are left out of it, "
         f"which brings it to {after:,}; results are still returned whole"
     )
-    return fitted, [Problem(Level.WARNING, message, "")], fitted_text
+    return fitted, [Problem(Level.WARNING, message, "")], fitted_text, after
 
 
 def _without_output_schema(tool: ToolSpec, counted: Counted | None = None) -> ToolSpec:
