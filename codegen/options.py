@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import typer
 
@@ -205,9 +206,24 @@ if DEFERRABLE:
                 if annotation == list[str] and isinstance(value, (list, tuple)):
                     if all(type(item) is str for item in value):
                         return list(value)
+                if type(value) is str and value in _choices(annotation):  # a Literal's string: typer gives it back
+                    return value
                 if annotation is Path and info.path_type is None and type(value) is str:
                     try:  # typer's adapter makes Path(value), then checks it with this same function
                         return coerce_cli_path(Path(value), info, path_type=Path, param=param, ctx=ctx)
                     except Exception:  # noqa: BLE001 - refused: typer's converter says why, with the path as given
                         pass
             return build_runtime_param(self.descriptor)._coerce_value(value, param=param, ctx=ctx)
+
+
+def _choices(annotation: Any) -> frozenset[str]:
+    """The strings a `Literal` of strings (or such a Literal or None) allows; none for any other annotation."""
+    origin = get_origin(annotation)
+    if origin is Literal:
+        values = get_args(annotation)
+        return frozenset(values) if all(type(value) is str for value in values) else frozenset()
+    if origin is Union or origin is UnionType:
+        members = [member for member in get_args(annotation) if member is not type(None)]
+        if len(members) == 1:
+            return _choices(members[0])
+    return frozenset()

@@ -165,7 +165,7 @@ def test_a_warm_run_imports_neither_pydantic_nor_the_validator(tmp_path: Path) -
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'openapi_spec_validator')))\n"
     )
     env = {**os.environ, "MCP_CODEGEN_CACHE": str(tmp_path / "cache")}
-    args = [sys.executable, "-c", script, str(spec), "-o", str(tmp_path / "out"), "--force"]
+    args = [sys.executable, "-c", script, str(spec), "-o", str(tmp_path / "out"), "--force", "--surface", "tools"]
     first = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
     second = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
     assert "openapi_spec_validator" in first.stdout.splitlines()[-1], first.stderr
