@@ -11,22 +11,26 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
-
-import yaml
 
 from ..problems import escape
 from .policy import LoadError, ReadPolicy
 
 
-class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
-    """Safe YAML loader that keeps timestamps as strings (JSON has no dates)."""
+@cache
+def _loader() -> Any:
+    """The safe YAML loader, keeping timestamps as strings (JSON has no dates); PyYAML is imported only for YAML."""
+    import yaml
 
+    class Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
+        pass
 
-_Loader.yaml_implicit_resolvers = {
-    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+    Loader.yaml_implicit_resolvers = {
+        key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    return Loader
 
 
 def parse(data: bytes, uri: str, policy: ReadPolicy) -> Any:
@@ -47,9 +51,11 @@ def parse(data: bytes, uri: str, policy: ReadPolicy) -> Any:
             if _depth_exceeds(document, policy.max_depth):
                 raise _too_deep(uri, policy, _json_pointer_at_depth(text, policy.max_depth))
             return _scrub(document) if SURROGATE_ESCAPE.search(text) else document
+    import yaml
+
     try:
         _scan_yaml(text, uri, policy)
-        document = _jsonable(yaml.load(text, Loader=_Loader))  # noqa: S506 - a safe loader
+        document = _jsonable(yaml.load(text, Loader=_loader()))  # noqa: S506 - a safe loader
         return _scrub(document) if SURROGATE_ESCAPE.search(text) else document
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -159,7 +165,9 @@ class _Scan:
 
 def _scan_yaml(text: str, uri: str, policy: ReadPolicy) -> None:
     """Refuse YAML nested too deeply, with recursive aliases, or whose aliases expand too far."""
-    parser = _Loader(text)
+    import yaml
+
+    parser = _loader()(text)
     scan = _Scan(uri, policy)
     try:
         while True:
