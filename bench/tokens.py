@@ -9,6 +9,7 @@ with the default limit (8) to the generated package, in-process through the offi
 
     .venv/bin/python bench/tokens.py [--spec github ...] [--no-fastmcp] [--out bench/results/tokens] [--readme]
     .venv/bin/python bench/tokens.py --from-json bench/results/tokens.json   # only rewrite bench/README's table
+    .venv/bin/python bench/tokens.py --spec stripe --fastmcp-timeout 1800 --out bench/results/tokens --merge --readme
 """
 
 from __future__ import annotations
@@ -136,19 +137,27 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global FASTMCP_TIMEOUT
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--spec", action="append", choices=SPECS)
     parser.add_argument("--no-fastmcp", action="store_true", help="skip FastMCP even when its venv is there")
+    parser.add_argument("--fastmcp-timeout", type=float, default=FASTMCP_TIMEOUT, help="seconds for its tools/list")
+    parser.add_argument("--merge", action="store_true", help="with --out: replace only the measured specs' rows")
     parser.add_argument("--out", type=Path, help="write OUT.json and OUT.md")
     parser.add_argument("--readme", action="store_true", help="also rewrite the table in bench/README.md")
     parser.add_argument("--from-json", type=Path, help="no measuring: the rows of an earlier --out's JSON")
     args = parser.parse_args(argv)
+    FASTMCP_TIMEOUT = args.fastmcp_timeout
     if args.from_json:
         rows = json.loads(args.from_json.read_text(encoding="utf-8"))
         rewrite(ROOT / "bench" / "README.md", "tokens:table", table(rows))
         return 0
     paths = spec_paths()
     rows = [measure(name, paths[name], not args.no_fastmcp) for name in args.spec or SPECS]
+    if args.merge and args.out and args.out.with_suffix(".json").is_file():
+        new = {row["spec"]: row for row in rows}
+        earlier = json.loads(args.out.with_suffix(".json").read_text(encoding="utf-8"))
+        rows = [new.pop(row["spec"], row) for row in earlier] + list(new.values())
     text = table(rows)
     print(text)
     if args.out:
