@@ -151,3 +151,19 @@ def test_field_weights_are_bm25s_index_weights(seed: int) -> None:
     assert docs[order].tolist() == expected[1].tolist()
     assert weights.dtype == expected[2].dtype
     assert weights[order].tobytes() == expected[2].tobytes()
+
+
+def test_a_bm25s_without_its_scoring_functions_is_still_used_through_its_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batched scoring uses two of bm25s's scoring helpers; a bm25s without them gives the same weights through
+    its own index."""
+    from codegen.surface import search_weights
+
+    documents = [(1, 2, 2, 3), (), (3, 4), (1, 1, 1, 5, 6)]
+    vocabulary = {"": EMPTY} | {f"s{n}": n for n in range(1, 7)}
+    batched = _field_scores(documents, vocabulary)
+    monkeypatch.setattr(search_weights, "_selectors", lambda scoring: None)
+    indexed = _field_scores(documents, vocabulary)
+    assert batched is not None and indexed is not None
+    for found in (batched, indexed):
+        order = np.lexsort((found[2], found[1]))
+        assert [a[order].tolist() for a in found] == [a[np.lexsort((batched[2], batched[1]))].tolist() for a in batched]

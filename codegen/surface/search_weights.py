@@ -40,8 +40,10 @@ def _field_scores(documents: Sequence[Sequence[int]], vocabulary: dict[str, int]
 
     model = bm25s.BM25()
     corpus = [doc or (EMPTY,) for doc in documents]
-    if model.method in model.methods_requiring_nonoccurrence:
+    selectors = _selectors(scoring)
+    if selectors is None or model.method in model.methods_requiring_nonoccurrence:
         return _indexed(model, corpus, vocabulary)
+    idf_select, tfc_select = selectors
     lengths = np.fromiter(map(len, corpus), dtype=np.int64, count=len(corpus))
     average = np.array([len(doc) for doc in corpus]).mean()  # as bm25s computes it (a numpy float64)
     ids = np.fromiter(chain.from_iterable(corpus), dtype=np.int64, count=int(lengths.sum()))
@@ -53,11 +55,11 @@ def _field_scores(documents: Sequence[Sequence[int]], vocabulary: dict[str, int]
     del pairs, ids
     frequency = np.bincount(stems, minlength=size)  # documents holding each stem (a pair is one stem in one document)
     present = np.flatnonzero(frequency)
-    idf_of = scoring._select_idf_scorer(model.idf_method)
+    idf_of = idf_select(model.idf_method)
     by_frequency = {df: idf_of(df, N=len(corpus)) for df in set(frequency[present].tolist())}
     idf = np.zeros(size, dtype=model.dtype)
     idf[present] = [by_frequency[df] for df in frequency[present].tolist()]  # Python floats, as bm25s assigns them
-    tfc_of = scoring._select_tfc_scorer(model.method)
+    tfc_of = tfc_select(model.method)
     term_frequencies = counts.astype(model.dtype)
     pair_lengths = lengths[docs]
     order = np.argsort(pair_lengths, kind="stable")
@@ -75,6 +77,14 @@ def _field_scores(documents: Sequence[Sequence[int]], vocabulary: dict[str, int]
         )
         weights[span] = idf[stems[span]] * tfc
     return weights, stems, docs
+
+
+def _selectors(scoring: Any) -> tuple[Any, Any] | None:
+    """bm25s's selectors of its idf and term-frequency functions, where this bm25s has them (else its index is used,
+    a document at a time)."""
+    idf_select = getattr(scoring, "_select_idf_scorer", None)
+    tfc_select = getattr(scoring, "_select_tfc_scorer", None)
+    return (idf_select, tfc_select) if callable(idf_select) and callable(tfc_select) else None
 
 
 def _indexed(model: Any, corpus: list[Sequence[int]], vocabulary: dict[str, int]) -> tuple[Any, Any, Any]:
