@@ -108,16 +108,23 @@ def _black(text: str, path: str) -> str:
 
 
 def _formatted(texts: Mapping[str, str]) -> dict[str, str]:
-    """{path: black's compiled output} for the texts a helper process formatted (cached like checked_format's);
-    empty when no helper is worth starting. The rest is left to checked_format, which also reports failures."""
+    """{path: black's compiled output} for the texts found in the cache and those formatted here and by a helper
+    process when one is worth starting (cached like checked_format's). The rest is left to checked_format, which
+    also reports failures."""
     names = {path: cache.key(BLACK, COMPILED, text) for path, text in texts.items()}
-    new = {path: text for path, text in texts.items() if cache.lookup("black", names[path]) is None}
+    done: dict[str, str] = {}
+    new: dict[str, str] = {}
+    for path, text in texts.items():
+        found = cache.lookup("black", names[path])
+        if found is None:
+            new[path] = text
+        else:
+            done[path] = found
     theirs = _helper_share(new)
     if not theirs:
-        return {}
+        return done
     import black  # noqa: F401 - imported before the fork: the helper inherits it
 
-    done: dict[str, str] = {}
     with _helper(theirs) as delivered:
         for path in new.keys() - theirs.keys():  # this process's share (checked_format stores it)
             try:
