@@ -74,14 +74,14 @@ async def search_answers(spec: str, name: str, folder: Path) -> dict[str, Any]:
     return {"listing": count_tokens(listing), "search_max": max(sizes), "search_median": statistics.median(sizes)}
 
 
-async def fastmcp_listing(spec: str) -> dict[str, Any] | None:
+async def fastmcp_listing(spec: str, timeout: float = FASTMCP_TIMEOUT) -> dict[str, Any] | None:
     if not FASTMCP_PYTHON.is_file():
         return None
     params = StdioServerParameters(
         command=str(FASTMCP_PYTHON),
         args=[str(ROOT / "bench" / "peers" / "fastmcp_server.py"), "--spec", spec, "--base-url", "http://127.0.0.1:9"],
     )
-    with anyio.move_on_after(FASTMCP_TIMEOUT) as scope:
+    with anyio.move_on_after(timeout) as scope:
         async with Client(params, mode="legacy") as client:
             tools: list[Any] = []
             cursor = None
@@ -91,11 +91,11 @@ async def fastmcp_listing(spec: str) -> dict[str, Any] | None:
                 if (cursor := page.next_cursor) is None:
                     break
     if scope.cancelled_caught:
-        return {"error": f"no complete tools/list within {FASTMCP_TIMEOUT} s"}
+        return {"error": f"no complete tools/list within {timeout:g} s"}
     return {"tools": len(tools), "tokens": array_tokens(tools)}
 
 
-def measure(name: str, spec: str, fastmcp: bool) -> dict[str, Any]:
+def measure(name: str, spec: str, fastmcp: bool, timeout: float = FASTMCP_TIMEOUT) -> dict[str, Any]:
     started = time.perf_counter()
     _, tools, _ = analyze(Config(spec=spec, validate=False))
     full = array_tokens([tool.to_json() for tool in tools])  # what mcp-codegen prints for the tools surface
@@ -115,7 +115,7 @@ def measure(name: str, spec: str, fastmcp: bool) -> dict[str, Any]:
         "search8_median": served["search_median"],
     }
     if fastmcp:
-        peer = anyio.run(fastmcp_listing, spec)
+        peer = anyio.run(fastmcp_listing, spec, timeout)
         row["fastmcp"] = peer
     row["seconds"] = round(time.perf_counter() - started, 1)
     return row
@@ -137,7 +137,6 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global FASTMCP_TIMEOUT
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--spec", action="append", choices=SPECS)
     parser.add_argument("--no-fastmcp", action="store_true", help="skip FastMCP even when its venv is there")
@@ -147,13 +146,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--readme", action="store_true", help="also rewrite the table in bench/README.md")
     parser.add_argument("--from-json", type=Path, help="no measuring: the rows of an earlier --out's JSON")
     args = parser.parse_args(argv)
-    FASTMCP_TIMEOUT = args.fastmcp_timeout
     if args.from_json:
         rows = json.loads(args.from_json.read_text(encoding="utf-8"))
         rewrite(ROOT / "bench" / "README.md", "tokens:table", table(rows))
         return 0
     paths = spec_paths()
-    rows = [measure(name, paths[name], not args.no_fastmcp) for name in args.spec or SPECS]
+    rows = [measure(name, paths[name], not args.no_fastmcp, args.fastmcp_timeout) for name in args.spec or SPECS]
     if args.merge and args.out and args.out.with_suffix(".json").is_file():
         new = {row["spec"]: row for row in rows}
         earlier = json.loads(args.out.with_suffix(".json").read_text(encoding="utf-8"))
