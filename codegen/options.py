@@ -189,7 +189,12 @@ def defer_coercion(params: Iterable[Any]) -> None:
     for param in params:
         descriptor = getattr(param, "type_descriptor", None)
         if descriptor is not None and getattr(param, "_runtime_param", False) is None:
-            param._runtime_param = _Deferred(descriptor.parameter_info, descriptor.annotation, descriptor)
+            try:  # the internals _Deferred reads, as this typer has them; another typer keeps its own converters
+                deferred = _Deferred(descriptor.parameter_info, descriptor.annotation, descriptor)
+                _ = (deferred.parameter_info.parser, deferred.parameter_info.path_type, descriptor.file_annotation)
+            except Exception:  # noqa: BLE001 - any mismatch: typer converts as it always does
+                return
+            param._runtime_param = deferred
 
 
 if DEFERRABLE:

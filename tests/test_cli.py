@@ -144,6 +144,25 @@ def test_option_values_are_read_as_typer_reads_them(tmp_path: Path, monkeypatch:
     assert isinstance(deferred["output"], Path) and deferred["rules"] == ["exclude tag=a", "include op=b"]
 
 
+def test_a_typer_whose_internals_differ_keeps_its_own_converters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """defer_coercion reads typer internals: where they are not as it expects (another typer), it changes nothing,
+    and typer reads the values as it always does."""
+    import typer
+
+    from codegen import options
+    from codegen.cli import app
+
+    def changed(*args: object) -> object:
+        raise TypeError("another RuntimeParam")
+
+    deferring = options._Deferred
+    monkeypatch.setattr(options, "_Deferred", changed)
+    command = typer.main.get_command(app).commands["generate"]  # type: ignore[attr-defined]
+    context = command.make_context("generate", [str(PETSTORE), "-o", "out", "--timeout", "2"])
+    assert context.params["output"] == Path("out") and context.params["timeout"] == 2.0
+    assert not any(isinstance(getattr(p, "_runtime_param", None), deferring) for p in command.get_params(context))
+
+
 def test_refused_option_values_give_typers_messages(tmp_path: Path) -> None:
     """A value typer refuses is refused with its message, naming the value as it was given."""
     (tmp_path / "afile").write_text("")
