@@ -44,6 +44,7 @@ HELDOUT_RECALL_AT_5 = {
     "heldout2": {"github": 0.57, "stripe": 0.73},
     "heldout3": {"github": 0.75, "stripe": 0.81},
     "heldout4": {"github": 0.68, "stripe": 0.77},
+    "heldout5": {"github": 0.72, "stripe": 0.74},
 }
 HELDOUT = [SELECTION / folder for folder in HELDOUT_RECALL_AT_5]
 

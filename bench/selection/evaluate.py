@@ -48,6 +48,7 @@ HELDOUT = (
     ("held out 2", HERE / "heldout2"),
     ("held out 3", HERE / "heldout3"),
     ("held out 4", HERE / "heldout4"),
+    ("held out 5", HERE / "heldout5"),
 )
 TOOLS_DIR = Path(os.environ.get("MCP_CODEGEN_TOOLS", Path.home() / ".cache" / "mcp-codegen-tools"))
 FASTMCP_PYTHON = TOOLS_DIR / "fastmcp-venv" / "bin" / "python"
