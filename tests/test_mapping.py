@@ -139,6 +139,47 @@ def test_same_name_in_two_locations_gets_location_suffixes(tmp_path: Path) -> No
     }
 
 
+def test_long_definition_names_that_share_their_start_stay_apart(tmp_path: Path) -> None:
+    """`$defs` names are cut to 60 characters: two component names that differ only after that (Kubernetes:
+    `...MutatingWebhookConfiguration` and `...MutatingWebhookConfigurationList`) each keep their own definition."""
+    long = "io.example.api.admissionregistration.v1.MutatingWebhookConfiguration"
+    schemas = {
+        long: {"type": "object", "properties": {"name": {"type": "string"}}},
+        long + "List": {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "string"}}}},
+        "Short": {"type": "object", "properties": {"id": {"type": "integer"}}},
+    }
+
+    def body(name: str) -> dict[str, Any]:
+        ref = {"$ref": f"#/components/schemas/{name}"}
+        content = {
+            "application/json": {
+                "schema": {"type": "object", "properties": {"x": ref, "s": {"$ref": "#/components/schemas/Short"}}}
+            }
+        }
+        return {
+            "requestBody": {"content": content},
+            "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": ref}}}},
+        }
+
+    spec = mini_spec(
+        {
+            "/a": {"post": op(operationId="make_a", **body(long))},
+            "/b": {"post": op(operationId="make_b", **body(long + "List"))},
+        }
+    )
+    spec["components"] = {"schemas": schemas}
+    tools, _ = tools_of(tmp_path, spec)
+    a, b = tools["make_a"], tools["make_b"]
+    for tool, properties in ((a, {"name"}), (b, {"items"})):
+        defs = tool.input_schema["$defs"]
+        target = tool.input_schema["properties"]["x"]["$ref"].removeprefix("#/$defs/")
+        assert set(defs[target]["properties"]) == properties
+        assert set(tool.output_schema["properties"]) == properties
+        assert len(target) <= 67 and target.startswith(long[:60])
+        assert tool.input_schema["properties"]["s"] == {"$ref": "#/$defs/Short"}  # a plain name stays as it is
+    assert a.input_schema["properties"]["x"] != b.input_schema["properties"]["x"]
+
+
 def test_non_object_body_is_one_argument(tmp_path: Path) -> None:
     body = {
         "required": True,

@@ -26,6 +26,7 @@ from .schema_keywords import merge_all_of, nullable
 from .schema_nodes import Direction, NodeConverter
 
 DEF_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
+MAX_DEF_NAME = 60  # characters of a `$defs` name taken from the spec (a digest may follow)
 COMPONENT = re.compile(r"^/components/schemas/([^/]+)$")
 
 
@@ -94,14 +95,17 @@ class SchemaConverter(NodeConverter):
                 raw = ref.pointer.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
             else:  # a whole file: its name without the extension (`schemas/order.yaml` -> `order`)
                 raw = ref.uri.rstrip("/").rsplit("/", 1)[-1].split("?")[0].rsplit(".", 1)[0]
-            safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", raw).strip("_")[:60] or "schema"
-            if not (match and DEF_NAME.match(raw)):
-                digest = hashlib.sha1(
-                    f"{self.resolver.documents.relative(ref.uri)}#{ref.pointer}".encode()
-                ).hexdigest()[:6]
-                safe = f"{safe}_{digest}"
+            cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "_", raw).strip("_")
+            safe = cleaned[:MAX_DEF_NAME] or "schema"
+            digest = hashlib.sha1(f"{self.resolver.documents.relative(ref.uri)}#{ref.pointer}".encode()).hexdigest()
+            # a name that is not the component's own, or was cut (two long names may share their first characters),
+            # gets its location's digest: each location keeps its own name, whatever the order they are met in
+            if not (match and DEF_NAME.match(raw)) or len(cleaned) > MAX_DEF_NAME:
+                safe = f"{safe}_{digest[:6]}"
+            if self._named.get(safe, ref) != ref:  # taken all the same (a component named like a digested name)
+                safe = f"{cleaned[:MAX_DEF_NAME] or 'schema'}_{digest[:12]}"
             self._names[ref] = safe
-            self._named.setdefault(safe, ref)
+            self._named[safe] = ref
         return self._names[ref]
 
     # -- internals ----------------------------------------------------------------------------------
