@@ -133,10 +133,12 @@ class Audit:
             self.report("REQUIRED_DUP", name, str(required))
         self.check_refs(name, "input", schema)
         self.check_required(name, "input", schema)
+        self.check_definitions(name, "input", schema)
         for output in (tool.output_schema, tool.described_output):
             if output is not None:
                 self.check_refs(name, "output", output)
                 self.check_required(name, "output", output)
+                self.check_definitions(name, "output", output)
         plan = tool.plan
         keys = [a.arg for a in plan.args] + ([plan.body.arg] if plan.body and plan.body.arg else [])
         for key, count in Counter(keys).items():
@@ -231,6 +233,81 @@ class Audit:
                 continue
             names |= self.declared_node(member, member_at, depth + 1)
         return names
+
+    def check_definitions(self, tool: str, which: str, schema: Any) -> None:
+        """Each `$defs` entry says what the spec location its name stands for says: its properties (less the hidden
+        ones), required names, enum, type and simple constraints, recursively through inline properties and items."""
+        done = self.__dict__.setdefault("_defs_done", set())
+        for name, definition in (schema.get("$defs") or {}).items() if isinstance(schema, dict) else ():
+            if (name, which, id(definition)) in done or name not in self.named:
+                continue
+            done.add((name, which, id(definition)))
+            ref = self.named[name]
+            try:
+                node = self.resolver.get(ref)
+            except Exception:
+                continue
+            self.compare(tool, f"{which} $defs/{name}", node, ref, definition, which, 0)
+
+    def compare(self, tool: str, where: str, raw: Any, at: Any, got: Any, which: str, depth: int) -> None:
+        if depth > 6 or not isinstance(raw, dict) or not isinstance(got, dict) or "$ref" in raw or "$ref" in got:
+            return
+        if set(got) <= {"type", "description"} and len(raw) > 2:
+            return  # loosened by a budget: its type alone
+        self.checked["definition"] += 1
+        for key in CONSTRAINTS:
+            if key not in raw or key == "enum" or (which == "output" and key == "minItems"):
+                continue  # output minItems: dropped for projections (surface/results.unrequire)
+            value = raw[key]
+            if key == "pattern" and not isinstance(value, str):
+                continue
+            if key in ("minimum", "maximum") and raw.get("exclusive" + key.title()) is True:
+                key = "exclusive" + key.title()
+            if key in got and got[key] != value:
+                self.report("DEF_CONSTRAINT", tool, f"{where}: {key} {short(got.get(key))} vs spec {short(value)}")
+            elif key not in got and not (key == "pattern" and any("pattern" in w for w in self.warnings)):
+                if isinstance(value, (int, float, str)) and not isinstance(value, bool):
+                    if not (key in ("minLength", "maxLength", "minItems", "maxItems") and (not isinstance(value, int) or value < 0)):
+                        if not (key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum") and isinstance(value, str)):
+                            self.report("DEF_CONSTRAINT_LOST", tool, f"{where}: {key} {short(value)}")
+        if isinstance(raw.get("enum"), list) and isinstance(got.get("enum"), list):
+            if [v for v in got["enum"] if v is not None] != [v for v in dict_unique(raw["enum"]) if v is not None]:
+                self.report("DEF_ENUM", tool, f"{where}: {short(got['enum'])} vs spec {short(raw['enum'])}")
+        elif isinstance(raw.get("enum"), list) and "enum" not in got and "allOf" not in raw:
+            self.report("DEF_ENUM_LOST", tool, f"{where}")
+        raw_type = raw.get("type")
+        if isinstance(raw_type, str) and raw_type != "file" and "type" in got:
+            have = got["type"] if isinstance(got["type"], list) else [got["type"]]
+            if raw_type not in have:
+                self.report("DEF_TYPE", tool, f"{where}: {short(got['type'])} vs spec {raw_type}")
+        hidden = "readOnly" if which == "input" else "writeOnly"
+        raw_props = raw.get("properties") if isinstance(raw.get("properties"), dict) else None
+        got_props = got.get("properties") if isinstance(got.get("properties"), dict) else None
+        if raw_props is not None and got_props is not None and "allOf" not in raw:
+            want = set()
+            for key, child in raw_props.items():
+                target = child
+                if isinstance(child, dict) and "$ref" in child:
+                    try:
+                        target, _ = self.resolver.resolve(child, at)
+                    except Exception:
+                        pass
+                if not any(isinstance(n, dict) and n.get(hidden) is True for n in (child, target)):
+                    want.add(key)
+            if want != set(got_props):
+                self.report(
+                    "DEF_PROPERTIES", tool,
+                    f"{where}: extra {short(sorted(set(got_props) - want))} missing {short(sorted(want - set(got_props)))}",
+                )
+            for key in sorted(want & set(got_props)):
+                self.compare(tool, f"{where}/{key}", raw_props[key], at.child("properties", key), got_props[key], which, depth + 1)
+        if isinstance(raw.get("items"), dict) and isinstance(got.get("items"), dict):
+            self.compare(tool, f"{where}/items", raw["items"], at.child("items"), got["items"], which, depth + 1)
+        raw_required = raw.get("required")
+        if isinstance(raw_required, list) and raw_props is not None and got_props is not None and "allOf" not in raw:
+            want_required = [r for r in dict_unique(raw_required) if isinstance(r, str) and (r in got_props or r not in raw_props)]
+            if want_required != list(got.get("required", [])) and which == "input":
+                self.report("DEF_REQUIRED", tool, f"{where}: {short(got.get('required'))} vs spec {short(raw_required)}")
 
     def check_refs(self, name: str, which: str, schema: Any) -> None:
         defs = schema.get("$defs", {}) if isinstance(schema, dict) else {}
