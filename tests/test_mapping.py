@@ -139,6 +139,19 @@ def test_same_name_in_two_locations_gets_location_suffixes(tmp_path: Path) -> No
     }
 
 
+def test_example_arguments_go_to_the_argument_of_their_location(tmp_path: Path) -> None:
+    # a path parameter's example was shown under the body property of the same name (`id__body`), the argument
+    # that took the wire name last
+    body = {"type": "object", "properties": {"id": {"type": "integer"}, "note": {"type": "string"}}}
+    parameters = [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}, "example": "a1"}]
+    content = {"application/json": {"schema": body, "example": {"id": 7, "note": "hi"}}}
+    spec = mini_spec(
+        {"/items/{id}": {"post": op(operationId="update", parameters=parameters, requestBody={"content": content})}}
+    )
+    tools, _ = tools_of(tmp_path, spec)
+    assert tools["update"].description.endswith('Example arguments: {"id__body":7,"id__path":"a1","note":"hi"}')
+
+
 def test_long_definition_names_that_share_their_start_stay_apart(tmp_path: Path) -> None:
     """`$defs` names are cut to 60 characters: two component names that differ only after that (Kubernetes:
     `...MutatingWebhookConfiguration` and `...MutatingWebhookConfigurationList`) each keep their own definition."""
