@@ -10,6 +10,8 @@ Run it with the worktree's venv, from the repository root:
   .venv/bin/python tools/audit_mapping.py SPEC [SPEC ...]
   tools/list-specs --named | .venv/bin/python tools/audit_mapping.py -
   tools/list-specs --set directory --sample 300 --seed audit | .venv/bin/python tools/audit_mapping.py - --jobs 2
+  .venv/bin/python tools/audit_mapping.py SPEC --client gemini     # the tools as a client profile reshapes them
+Set AUDIT_CODEGEN_ROOT to a checkout (e.g. an older commit's worktree) to audit that code instead of this one's.
 Each spec runs in its own process (skipped after --timeout seconds). Prints one line per finding
 (CHECK <tab> spec <tab> tool <tab> detail) and a count per check at the end; --json writes the findings as JSON lines.
 """
@@ -50,10 +52,13 @@ RESULT_ARGS = {"fields", "max_items", "max_pages"}  # added by surface/results.p
 class Audit:
     """The checks for one spec; `found` collects (check, tool, detail)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, clients: tuple[str, ...] = ("portable",)) -> None:
         self.path = path
+        self.clients = clients
         self.found: list[tuple[str, str, str]] = []
-        self.checked: Counter[str] = Counter()  # how many times each kind of check ran (a check that never runs finds nothing)
+        self.checked: Counter[str] = (
+            Counter()
+        )  # how many times each kind of check ran (a check that never runs finds nothing)
 
     def report(self, check: str, tool: str, detail: str) -> None:
         self.found.append((check, tool, detail))
@@ -75,7 +80,7 @@ class Audit:
 
         schemas.SchemaConverter.__init__ = hooked  # type: ignore[method-assign]
         try:
-            api, tools, problems = analyze(Config(spec=self.path, validate=False))
+            api, tools, problems = analyze(Config(spec=self.path, validate=False, clients=self.clients))
         finally:
             schemas.SchemaConverter.__init__ = original_init  # type: ignore[method-assign]
         if api is None:
@@ -154,6 +159,15 @@ class Audit:
         unplanned = set(props) - set(keys) - RESULT_ARGS
         for key in sorted(unplanned):
             self.report("ARG_NOT_PLANNED", name, key)
+        results = plan.results
+        if results is not None:  # the arguments next pages, projection and auto-pagination use are the tool's
+            pages = results.pages
+            used = [results.fields, results.max_items, results.max_pages]
+            if pages is not None:
+                used += [pages.param, pages.size] + [arg for _, arg, _ in pages.query]
+            for key in used:
+                if key is not None and key not in props:
+                    self.report("RESULT_PLAN_KEY", name, key)
         if plan.method != op.method or plan.path != op.path:
             self.report("PLAN_ROUTE", name, f"{plan.method} {plan.path} vs {op.method} {op.path}")
         self.check_annotations(tool)
@@ -203,14 +217,19 @@ class Audit:
         if getattr(self, "_hidden", None) is None:
             self._hidden: set[str] | None = set()
             for _, node in walk(self.doc):
-                for name, child in (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ():
+                for name, child in (
+                    (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ()
+                ):
                     target = child
                     if isinstance(child, dict) and "$ref" in child:
                         try:
                             target, _ = self.resolver.resolve(child, self.resolver.root)
                         except Exception:
                             pass
-                    if any(isinstance(n, dict) and (n.get("readOnly") is True or n.get("writeOnly") is True) for n in (child, target)):
+                    if any(
+                        isinstance(n, dict) and (n.get("readOnly") is True or n.get("writeOnly") is True)
+                        for n in (child, target)
+                    ):
                         self._hidden.add(name)
         assert self._hidden is not None
         return self._hidden
@@ -267,8 +286,14 @@ class Audit:
                 self.report("DEF_CONSTRAINT", tool, f"{where}: {key} {short(got.get(key))} vs spec {short(value)}")
             elif key not in got and not (key == "pattern" and any("pattern" in w for w in self.warnings)):
                 if isinstance(value, (int, float, str)) and not isinstance(value, bool):
-                    if not (key in ("minLength", "maxLength", "minItems", "maxItems") and (not isinstance(value, int) or value < 0)):
-                        if not (key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum") and isinstance(value, str)):
+                    if not (
+                        key in ("minLength", "maxLength", "minItems", "maxItems")
+                        and (not isinstance(value, int) or value < 0)
+                    ):
+                        if not (
+                            key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+                            and isinstance(value, str)
+                        ):
                             self.report("DEF_CONSTRAINT_LOST", tool, f"{where}: {key} {short(value)}")
         if isinstance(raw.get("enum"), list) and isinstance(got.get("enum"), list):
             if [v for v in got["enum"] if v is not None] != [v for v in dict_unique(raw["enum"]) if v is not None]:
@@ -296,18 +321,31 @@ class Audit:
                     want.add(key)
             if want != set(got_props):
                 self.report(
-                    "DEF_PROPERTIES", tool,
+                    "DEF_PROPERTIES",
+                    tool,
                     f"{where}: extra {short(sorted(set(got_props) - want))} missing {short(sorted(want - set(got_props)))}",
                 )
             for key in sorted(want & set(got_props)):
-                self.compare(tool, f"{where}/{key}", raw_props[key], at.child("properties", key), got_props[key], which, depth + 1)
+                self.compare(
+                    tool,
+                    f"{where}/{key}",
+                    raw_props[key],
+                    at.child("properties", key),
+                    got_props[key],
+                    which,
+                    depth + 1,
+                )
         if isinstance(raw.get("items"), dict) and isinstance(got.get("items"), dict):
             self.compare(tool, f"{where}/items", raw["items"], at.child("items"), got["items"], which, depth + 1)
         raw_required = raw.get("required")
         if isinstance(raw_required, list) and raw_props is not None and got_props is not None and "allOf" not in raw:
-            want_required = [r for r in dict_unique(raw_required) if isinstance(r, str) and (r in got_props or r not in raw_props)]
+            want_required = [
+                r for r in dict_unique(raw_required) if isinstance(r, str) and (r in got_props or r not in raw_props)
+            ]
             if want_required != list(got.get("required", [])) and which == "input":
-                self.report("DEF_REQUIRED", tool, f"{where}: {short(got.get('required'))} vs spec {short(raw_required)}")
+                self.report(
+                    "DEF_REQUIRED", tool, f"{where}: {short(got.get('required'))} vs spec {short(raw_required)}"
+                )
 
     def check_refs(self, name: str, which: str, schema: Any) -> None:
         defs = schema.get("$defs", {}) if isinstance(schema, dict) else {}
@@ -472,8 +510,12 @@ class Audit:
         for prop, arg in wires.items():
             if prop in props and not arg.file:
                 node, at = props[prop]
-                self.check_constraints(tool.name, f"body {prop!r}", node, at, tool.input_schema["properties"].get(arg.arg), defs)
-                self.check_shape(tool.name, f"body {prop!r}", node, at, tool.input_schema["properties"].get(arg.arg), defs, "input")
+                self.check_constraints(
+                    tool.name, f"body {prop!r}", node, at, tool.input_schema["properties"].get(arg.arg), defs
+                )
+                self.check_shape(
+                    tool.name, f"body {prop!r}", node, at, tool.input_schema["properties"].get(arg.arg), defs, "input"
+                )
 
     def object_props(
         self, node: Any, at: Any, direction: str = "input", depth: int = 0
@@ -513,7 +555,9 @@ class Audit:
             return None, set()
         return props, required
 
-    def check_shape(self, tool: str, what: str, spec: Any, at: Any, arg: Any, defs: dict[str, Any], direction: str) -> None:
+    def check_shape(
+        self, tool: str, what: str, spec: Any, at: Any, arg: Any, defs: dict[str, Any], direction: str
+    ) -> None:
         """An object-valued argument or output member declares the spec's property names (the wrong definition
         under a shared `$defs` name would not)."""
         spec_props, _ = self.object_props(spec, at, direction)
@@ -540,7 +584,10 @@ class Audit:
         if status is None:
             return
         try:
-            response, response_at = self.resolver.resolve(responses.get(status, responses.get(int(status) if status.isdigit() else status)), op_at.child("responses", status))
+            response, response_at = self.resolver.resolve(
+                responses.get(status, responses.get(int(status) if status.isdigit() else status)),
+                op_at.child("responses", status),
+            )
         except Exception:
             return
         content = response.get("content") if isinstance(response, dict) else None
@@ -616,12 +663,18 @@ class Audit:
                     if key in node and key != "pattern" and got.get(key) != node[key]:
                         value = node[key]
                         if key == "enum" and isinstance(got.get(key), list) and isinstance(value, list):
-                            if [v for v in got[key] if v is not None] == [v for v in dict_unique(value) if v is not None]:
+                            if [v for v in got[key] if v is not None] == [
+                                v for v in dict_unique(value) if v is not None
+                            ]:
                                 continue
                         if key in ("minimum", "maximum") and node.get("exclusive" + key.title()) is True:
                             if got.get("exclusive" + key.title()) == value:
                                 continue
-                        self.report("SW2_CONSTRAINT", tool.name, f"{node.get('in')} {wire!r}: {key} {short(got.get(key))} vs {short(value)}")
+                        self.report(
+                            "SW2_CONSTRAINT",
+                            tool.name,
+                            f"{node.get('in')} {wire!r}: {key} {short(got.get(key))} vs {short(value)}",
+                        )
             if node.get("type") == "array" and isinstance(node.get("items"), dict) and "enum" in node["items"]:
                 got = flatten(props.get(arg.arg), tool.input_schema.get("$defs", {}))
                 items = flatten(got.get("items"), tool.input_schema.get("$defs", {})) if got else None
@@ -704,8 +757,8 @@ def short(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def audit_one(path: str) -> int:
-    audit = Audit(path)
+def audit_one(path: str, clients: tuple[str, ...]) -> int:
+    audit = Audit(path, clients)
     audit.run()
     for check, tool, detail in audit.found:
         print(json.dumps({"check": check, "spec": path, "tool": tool, "detail": detail}))
@@ -726,9 +779,11 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=60)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--json", help="write the findings here as JSON lines")
+    parser.add_argument("--client", action="append", help="client profiles to generate for (default: portable)")
     args = parser.parse_args()
+    clients = tuple(args.client or ["portable"])
     if args.one:
-        return audit_one(args.one)
+        return audit_one(args.one, clients)
     specs: list[str] = []
     for spec in args.specs:
         specs += [_path_of(line) for line in sys.stdin.read().splitlines() if line.strip()] if spec == "-" else [spec]
@@ -736,7 +791,10 @@ def main() -> int:
     def run(spec: str) -> tuple[str, str, list[dict[str, Any]]]:
         try:
             done = subprocess.run(
-                [sys.executable, __file__, "--one", spec], capture_output=True, text=True, timeout=args.timeout
+                [sys.executable, __file__, "--one", spec, *(f"--client={c}" for c in clients)],
+                capture_output=True,
+                text=True,
+                timeout=args.timeout,
             )
         except subprocess.TimeoutExpired:
             return spec, "timeout", []
@@ -758,7 +816,10 @@ def main() -> int:
             for f in found:
                 counts[f["check"]] += 1
                 specs_per_check.setdefault(f["check"], set()).add(spec)
-                print(f"{f['check']}\t{os.path.relpath(spec, os.path.expanduser('~/.cache/mcp-codegen-corpus'))}\t{f['tool']}\t{f['detail']}", flush=True)
+                print(
+                    f"{f['check']}\t{os.path.relpath(spec, os.path.expanduser('~/.cache/mcp-codegen-corpus'))}\t{f['tool']}\t{f['detail']}",
+                    flush=True,
+                )
                 if out:
                     out.write(json.dumps(f) + "\n")
     if out:
