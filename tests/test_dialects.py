@@ -146,6 +146,36 @@ def test_swagger2_with_external_files(tmp_path: Path) -> None:
     assert (q.location, q.style, q.explode) == ("query", "pipeDelimited", False)
 
 
+def test_swagger2_path_level_form_fields_join_the_operations_own(tmp_path: Path) -> None:
+    # the path item's formData field stays an argument when the operation declares form fields of its own (it was
+    # dropped, required or not); one the operation redeclares is the operation's, and a body excludes form fields
+    shared = [
+        {"name": "token", "in": "formData", "type": "string", "required": True},
+        {"name": "note", "in": "formData", "type": "string", "required": True},
+    ]
+    post = {
+        "operationId": "upload",
+        "consumes": ["application/x-www-form-urlencoded"],
+        "parameters": [{"name": "note", "in": "formData", "type": "integer"}],
+        "responses": {"200": {"description": "ok"}},
+    }
+    put = {
+        "operationId": "replace",
+        "parameters": [
+            {"name": "body", "in": "body", "schema": {"type": "object", "properties": {"a": {"type": "string"}}}}
+        ],
+        "responses": {"200": {"description": "ok"}},
+    }
+    paths = {"/upload": {"parameters": shared, "post": post, "put": put}}
+    spec = {"swagger": "2.0", "info": {"title": "Form", "version": "1"}, "paths": paths}
+    tools = tools_of(write_spec(tmp_path, spec))
+    upload = tools["upload"]
+    assert upload.input_schema["properties"] == {"note": {"type": "integer"}, "token": {"type": "string"}}
+    assert upload.input_schema["required"] == ["token"]
+    assert [(a.name, a.location) for a in upload.plan.args] == [("note", "body"), ("token", "body")]
+    assert list(tools["replace"].input_schema["properties"]) == ["a"]
+
+
 def test_swagger2_external_file_refers_back_to_the_roots_definitions() -> None:
     # models.yaml refers to root.yaml#/definitions/Money and #/parameters/Page, which the upgrade moved
     api, tools, problems = analyze(Config(spec=str(FIXTURES / "swagger2-refs" / "root.yaml")))

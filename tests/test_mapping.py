@@ -139,6 +139,47 @@ def test_same_name_in_two_locations_gets_location_suffixes(tmp_path: Path) -> No
     }
 
 
+def test_example_arguments_go_to_the_argument_of_their_location(tmp_path: Path) -> None:
+    # a path parameter's example was shown under the body property of the same name (`id__body`), the argument
+    # that took the wire name last
+    body = {"type": "object", "properties": {"id": {"type": "integer"}, "note": {"type": "string"}}}
+    parameters = [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}, "example": "a1"}]
+    content = {"application/json": {"schema": body, "example": {"id": 7, "note": "hi"}}}
+    spec = mini_spec(
+        {"/items/{id}": {"post": op(operationId="update", parameters=parameters, requestBody={"content": content})}}
+    )
+    tools, _ = tools_of(tmp_path, spec)
+    assert tools["update"].description.endswith('Example arguments: {"id__body":7,"id__path":"a1","note":"hi"}')
+
+
+def test_a_property_left_out_by_direction_is_not_required_through_all_of(tmp_path: Path) -> None:
+    # `allOf: [{$ref: Pet}, {required: [id]}]`: Pet's readOnly id is no input, so it cannot be required there
+    # (every call was refused for a missing `id`); nor can a writeOnly password be required in an output
+    pet = {"type": "object", "properties": {"id": {"type": "integer", "readOnly": True}, "name": {"type": "string"}}}
+    user = {
+        "type": "object",
+        "properties": {"login": {"type": "string"}, "password": {"type": "string", "writeOnly": True}},
+    }
+    sent = {"pet": {"allOf": [{"$ref": "#/components/schemas/Pet"}, {"required": ["id", "name"]}]}}
+    got = {"user": {"allOf": [{"$ref": "#/components/schemas/User"}], "required": ["password", "login"]}}
+    content = {"application/json": {"schema": {"type": "object", "properties": sent}}}
+    ok = {"description": "ok", "content": {"application/json": {"schema": {"type": "object", "properties": got}}}}
+    paths = {
+        "/pets": {"post": {"operationId": "addPet", "requestBody": {"content": content}, "responses": {"200": ok}}}
+    }
+    spec = mini_spec(paths, components={"schemas": {"Pet": pet, "User": user}})
+    tools, _ = tools_of(tmp_path, spec)
+    tool = tools["add_pet"]
+    assert tool.input_schema["properties"]["pet"] == {
+        "type": "object",
+        "properties": {"name": {"type": "string"}},
+        "required": ["name"],
+    }
+    output = tool.output_schema
+    assert output is not None
+    assert output["properties"]["user"]["required"] == ["login"]
+
+
 def test_long_definition_names_that_share_their_start_stay_apart(tmp_path: Path) -> None:
     """`$defs` names are cut to 60 characters: two component names that differ only after that (Kubernetes:
     `...MutatingWebhookConfiguration` and `...MutatingWebhookConfigurationList`) each keep their own definition."""

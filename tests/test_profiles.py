@@ -298,6 +298,30 @@ def test_gemini_renames_arguments_and_the_plan_follows(tmp_path: Path) -> None:
     assert [(a.arg, a.name) for a in tool.plan.args] == [("page_size", "page-size")]
 
 
+def test_gemini_renamed_arguments_are_the_ones_next_pages_use(tmp_path: Path) -> None:
+    # the result plan named the old keys: the next call's arguments carried `page-token`, which the tool no longer
+    # takes (and the cursor was not sent)
+    listed = {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "string"}}}}
+    body = {"type": "object", "properties": {"items": listed, "nextPageToken": {"type": "string"}}}
+    paths = {
+        "/items": {
+            "get": {
+                "operationId": "listItems",
+                "parameters": [
+                    {"name": "page-token", "in": "query", "schema": {"type": "string"}},
+                    {"name": "page-size", "in": "query", "schema": {"type": "integer"}},
+                ],
+                "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": body}}}},
+            }
+        }
+    }
+    (tool,) = _tools(tmp_path, paths, clients=("gemini",))
+    assert tool.plan.results is not None and tool.plan.results.pages is not None
+    pages = tool.plan.results.pages
+    assert (pages.kind, pages.param, pages.size) == ("cursor", "page_token", "page_size")
+    assert {pages.param, pages.size} <= set(tool.input_schema["properties"])
+
+
 def test_openai_and_gemini_together_warn(tmp_path: Path) -> None:
     spec = write_spec(
         tmp_path, mini_spec({"/a": {"get": {"operationId": "a", "responses": {"200": {"description": "ok"}}}}})

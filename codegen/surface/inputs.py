@@ -64,11 +64,11 @@ def build_input(
     a schema whose definitions had to be cut to fit `budget` (see fit_budget)."""
     defs = converter.defs("input")
     entries: list[_Entry] = []
-    examples: dict[str, Any] = {}  # wire name -> example value
+    examples: dict[tuple[str, str], Any] = {}  # (wire name, location) -> example value
     for param in op.parameters:
         schema = _param_schema(param, converter, defs.memo)
         if param.examples:
-            examples.setdefault(param.name, param.examples[0])
+            examples.setdefault((param.name, param.location), param.examples[0])
         entries.append(_Entry(param.name, param.location, schema, param.required, param, at=param.at))
 
     notes: list[str] = []
@@ -108,20 +108,20 @@ def build_input(
             if body.examples and isinstance(body.examples[0], dict):
                 for key, value in body.examples[0].items():
                     if key in props:
-                        examples.setdefault(key, value)
+                        examples.setdefault((key, "body"), value)
         elif kind in ("json", "form", "multipart") and _is_empty_object(body_schema, defs, converter):
             pass  # an object that can hold nothing (Stripe's GETs declare one): no `body` argument
         else:
             whole = _whole_body_schema(kind, body.media_type, body_schema, defs, converter)
             entries.append(_Entry("body", "body-whole", _describe(whole, body.description, False), body.required))
             if body.examples:
-                examples.setdefault("body", body.examples[0])
+                examples.setdefault(("body", "body-whole"), body.examples[0])
 
-    in_schema: dict[str, list[Any]] = {}  # wire name -> the examples its schema already lists
+    in_schema: dict[tuple[str, str], list[Any]] = {}  # (wire name, location) -> the examples its schema lists
     for entry in entries:
         found = converter.resolve_converted(entry.schema, defs).get("examples") if not entry.file else None
         if isinstance(found, list):
-            in_schema[entry.wire] = found
+            in_schema[entry.wire, entry.location] = found
     if all(value in in_schema.get(wire, []) for wire, value in examples.items()):
         examples = {}  # every example is already in its argument's schema
 
@@ -159,7 +159,7 @@ def build_input(
         problems.append(converter.resolver.problem(Level.WARNING, message, op.at))
     if used_defs:
         result["$defs"] = used_defs
-    wire_to_key = {e.wire: k for e, k in zip(entries, keys)}
+    wire_to_key = {(e.wire, e.location): k for e, k in zip(entries, keys)}
     example = {wire_to_key[w]: v for w, v in examples.items() if w in wire_to_key}
     if example and len(_example_text(example)) <= MAX_EXAMPLE_TEXT:  # whole or not at all
         notes.append(f"Example arguments: {_example_text(example)}")

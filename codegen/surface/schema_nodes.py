@@ -174,6 +174,10 @@ class NodeConverter:
             out["anyOf"] = out.pop("oneOf")
 
         if "allOf" in out:
+            hidden = self._hidden_in_members(node, at, direction, 0)
+            if hidden:  # `allOf: [{$ref: Pet}, {required: [id]}]` with Pet's id readOnly: not required in input
+                out = _unrequired(out, hidden)
+                out["allOf"] = [_unrequired(m, hidden) for m in out["allOf"]]
             clash = type_clash(out["allOf"])
             if clash:
                 self._report(
@@ -230,6 +234,25 @@ class NodeConverter:
             return isinstance(target, dict) and target.get(flag) is True
         return False
 
+    def _hidden_in_members(self, node: dict[str, Any], at: Ref, direction: Direction, depth: int) -> set[str]:
+        """The properties an allOf member of `node` leaves out in this direction (through $refs and nested allOf)."""
+        members = node.get("allOf")
+        if not isinstance(members, list) or depth > MAX_DEPTH:
+            return set()
+        hidden: set[str] = set()
+        for index, member in enumerate(members):
+            try:
+                target, target_at = self.resolver.resolve(member, at.child("allOf", index))
+            except RefError:
+                continue
+            if not isinstance(target, dict):
+                continue
+            props = target.get("properties")
+            if isinstance(props, dict):
+                hidden.update(name for name, child in props.items() if self._hidden(child, target_at, direction))
+            hidden |= self._hidden_in_members(target, target_at, direction, depth + 1)
+        return hidden
+
     def _was_hidden(self, node: dict[str, Any], name: str, at: Ref, direction: Direction) -> bool:
         props = node.get("properties")
         return isinstance(props, dict) and name in props and self._hidden(props[name], at, direction)
@@ -245,3 +268,18 @@ class NodeConverter:
         self, out: dict[str, Any], node: dict[str, Any], at: Ref, direction: Direction, refs: set[Ref]
     ) -> dict[str, Any]:
         raise NotImplementedError
+
+
+def _unrequired(schema: Any, hidden: set[str]) -> Any:
+    """`schema` without the `required` names in `hidden` that its own properties do not declare."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("required"), list):
+        return schema
+    props = schema.get("properties")
+    own: dict[str, Any] = props if isinstance(props, dict) else {}
+    kept = [name for name in schema["required"] if name not in hidden or name in own]
+    if len(kept) == len(schema["required"]):
+        return schema
+    out = {k: v for k, v in schema.items() if k != "required"}
+    if kept:
+        out["required"] = kept
+    return out

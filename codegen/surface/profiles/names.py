@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..naming import MAX_TOOL_NAME, shorten, tool_name, unique
-from ..plans import ArgPlan, ToolSpec
+from ..plans import ArgPlan, ResultPlan, ToolSpec
 from .rules import Rules
 
 MIN_NAME = 8  # a name budget below this (a very long server name) is not honoured; the checker reports it
@@ -77,12 +77,28 @@ def fit_arg_names(tool: ToolSpec, rules: Rules) -> tuple[ToolSpec, dict[str, str
     body = tool.plan.body
     if body is not None and body.arg in renames:
         body = replace(body, arg=renames[body.arg])
-    plan = replace(tool.plan, args=args, body=body)
+    results = _renamed_results(tool.plan.results, renames) if tool.plan.results is not None else None
+    plan = replace(tool.plan, args=args, body=body, results=results)
     return replace(tool, input_schema=schema, plan=plan), renames
 
 
 def _renamed_arg(arg: ArgPlan, renames: Mapping[str, str]) -> ArgPlan:
     return replace(arg, arg=renames[arg.arg]) if arg.arg in renames else arg
+
+
+def _renamed_results(results: ResultPlan, renames: Mapping[str, str]) -> ResultPlan:
+    """The result plan naming the new keys: the next page's arguments (cursor, page, size, a next URL's query) and
+    the projection and auto-pagination arguments are the tool's arguments."""
+
+    def key(name: str | None) -> str | None:
+        return renames.get(name, name) if name is not None else None
+
+    pages = results.pages
+    if pages is not None:
+        query = tuple((wire, renames.get(arg, arg), kind) for wire, arg, kind in pages.query)
+        pages = replace(pages, param=key(pages.param), size=key(pages.size), query=query)
+    fields, max_items, max_pages = key(results.fields), key(results.max_items), key(results.max_pages)
+    return replace(results, pages=pages, fields=fields, max_items=max_items, max_pages=max_pages)
 
 
 def _arg_key(key: str) -> str:
