@@ -176,6 +176,21 @@ def test_swagger2_path_level_form_fields_join_the_operations_own(tmp_path: Path)
     assert list(tools["replace"].input_schema["properties"]) == ["a"]
 
 
+def test_swagger2_an_operations_own_body_replaces_the_path_items(tmp_path: Path) -> None:
+    # there is one body: the operation's, whatever the names; an operation without one takes the path item's
+    shared = [
+        {"name": "data", "in": "body", "schema": {"type": "object", "properties": {"shared": {"type": "string"}}}}
+    ]
+    own = {"name": "payload", "in": "body", "schema": {"type": "object", "properties": {"own": {"type": "integer"}}}}
+    post = {"operationId": "create", "parameters": [own], "responses": {"200": {"description": "ok"}}}
+    put = {"operationId": "replace", "responses": {"200": {"description": "ok"}}}
+    paths = {"/things": {"parameters": shared, "post": post, "put": put}}
+    spec = {"swagger": "2.0", "info": {"title": "Bodies", "version": "1"}, "paths": paths}
+    tools = tools_of(write_spec(tmp_path, spec))
+    assert list(tools["create"].input_schema["properties"]) == ["own"]
+    assert list(tools["replace"].input_schema["properties"]) == ["shared"]
+
+
 def test_swagger2_external_file_refers_back_to_the_roots_definitions() -> None:
     # models.yaml refers to root.yaml#/definitions/Money and #/parameters/Page, which the upgrade moved
     api, tools, problems = analyze(Config(spec=str(FIXTURES / "swagger2-refs" / "root.yaml")))

@@ -193,15 +193,18 @@ class _Upgrader(ParameterUpgrader):
         own = op.get("parameters") if isinstance(op.get("parameters"), list) else []
         assert isinstance(own, list)
         params, body_params = self.parameters(own, join(at, "parameters"), join(at, "parameters"))
-        # a body or form fields declared once for the whole path, unless the operation declares one of the same name
-        # and location (it wins, as for any parameter) or the other kind (a body and form fields exclude each other)
-        own = {(p.get("name"), p.get("in")) for p, _ in body_params}
+        # a body or form fields declared once for the whole path join the operation's, unless it declares a form field
+        # of the same name (it wins, as for any parameter), a body of its own (there is one body) or the other kind (a
+        # body and form fields exclude each other)
+        declared = {(p.get("name"), p.get("in")) for p, _ in body_params}
         kinds = {p.get("in") for p, _ in body_params}
         for index, node in enumerate(shared):
             resolved, where = self.resolve(node, join(shared_at, index))
-            if isinstance(resolved, dict) and resolved.get("in") in ("body", "formData"):
-                if (resolved.get("name"), resolved.get("in")) not in own and kinds <= {resolved.get("in")}:
-                    body_params.append((resolved, where))
+            kind = resolved.get("in") if isinstance(resolved, dict) else None
+            if kind == "formData" and kinds <= {kind} and (resolved.get("name"), kind) not in declared:
+                body_params.append((resolved, where))
+            elif kind == "body" and not kinds:
+                body_params.append((resolved, where))
         if params:
             out["parameters"] = params
         if body_params:
