@@ -4,6 +4,8 @@
   38 directory specs and 10 oas-examples — each generated, served over stdio and listed with the official MCP
   client; no spec may FAIL. The named large APIs (GitHub, Stripe, ...) are generated, served and listed by
   tests/test_named_packages.py, which also runs their packages' own tests.
+- test_mapping_audit_sample (slow): tools/audit_mapping.py on the same sample: each tool's parameters, body
+  properties, outputs and `$defs` names agree with its spec.
 - test_calls_sample (slow): every tool of a few specs called through the generated server against Prism; at
   least 99% of the requests that reach Prism must be accepted.
 - test_corpus_full (corpus_full, excluded by default): the whole corpus (~2,770 documents); the same as
@@ -84,6 +86,21 @@ def test_corpus_sample(sample_results: list[corpus_run.Outcome]) -> None:
         sample_results
     )
     assert sum(r.tools for r in sample_results) > 500
+
+
+@pytest.mark.slow
+def test_mapping_audit_sample(corpus: None) -> None:
+    """tools/audit_mapping.py on the sample: every parameter, body property, output and `$defs` name of each tool
+    agrees with its spec (no finding, no spec skipped)."""
+    done = subprocess.run(
+        [sys.executable, str(REPO / "tools" / "audit_mapping.py"), "-", "--jobs", "2", "--timeout", "120"],
+        input="\n".join(sample_specs()) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "checks run" in done.stdout
 
 
 @pytest.mark.slow

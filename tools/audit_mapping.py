@@ -14,6 +14,7 @@ Run it with the worktree's venv, from the repository root:
 Set AUDIT_CODEGEN_ROOT to a checkout (e.g. an older commit's worktree) to audit that code instead of this one's.
 Each spec runs in its own process (skipped after --timeout seconds). Prints one line per finding
 (CHECK <tab> spec <tab> tool <tab> detail) and a count per check at the end; --json writes the findings as JSON lines.
+Exit status 1 when anything was found or a spec was skipped (tests/test_corpus.py runs it on CI's sample).
 """
 
 from __future__ import annotations
@@ -807,11 +808,13 @@ def main() -> int:
 
     counts: Counter[str] = Counter()
     checked: Counter[str] = Counter()
+    skipped = 0
     specs_per_check: dict[str, set[str]] = {}
     out = open(args.json, "w") if args.json else None
     with ThreadPoolExecutor(args.jobs) as pool:
         for spec, status, found in pool.map(run, specs):
             if status != "ok":
+                skipped += 1
                 print(f"SKIPPED\t{spec}\t{status}", flush=True)
             for f in found:
                 counts[f["check"]] += 1
@@ -827,7 +830,7 @@ def main() -> int:
     print(f"# {len(specs)} specs; checks run: {dict(checked)}")
     for check, count in counts.most_common():
         print(f"# {check}: {count} findings in {len(specs_per_check[check])} specs")
-    return 0
+    return 1 if counts or skipped else 0
 
 
 if __name__ == "__main__":
