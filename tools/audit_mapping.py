@@ -225,10 +225,10 @@ class Audit:
             rest = parts[2:]
         elif len(parts) >= 2 and parts[0] == "properties" and which == "input" and tool is not None:
             arg = next((a for a in tool.plan.args if a.arg == parts[1] and a.location == "body"), None)
-            found = self.body_props(tool) if arg is not None else None
-            if found is None or arg.name not in found:
+            props = self.body_props(tool) if arg is not None else None
+            if arg is None or props is None or arg.name not in props:
                 return None
-            node, at = found[arg.name]
+            node, at = props[arg.name]
             rest = parts[2:]
         else:
             return None
@@ -242,10 +242,10 @@ class Audit:
             if not isinstance(node, dict):
                 return None
             if rest[0] == "properties" and len(rest) >= 2:
-                found = self.find_property(node, at, rest[1], 0)  # its own or an allOf member's (merged)
-                if found is None:
+                member = self.find_property(node, at, rest[1], 0)  # its own or an allOf member's (merged)
+                if member is None:
                     return None
-                (node, at), rest = found, rest[2:]
+                (node, at), rest = member, rest[2:]
             elif rest[0] == "items" and isinstance(node.get("items"), dict):
                 node, at, rest = node["items"], at.child("items"), rest[1:]
             else:
