@@ -138,12 +138,12 @@ class Audit:
         if len(set(required)) != len(required):
             self.report("REQUIRED_DUP", name, str(required))
         self.check_refs(name, "input", schema)
-        self.check_required(name, "input", schema)
+        self.check_required(name, "input", schema, tool)
         self.check_definitions(name, "input", schema)
         for output in (tool.output_schema, tool.described_output):
             if output is not None:
                 self.check_refs(name, "output", output)
-                self.check_required(name, "output", output)
+                self.check_required(name, "output", output, tool)
                 self.check_definitions(name, "output", output)
         plan = tool.plan
         keys = [a.arg for a in plan.args] + ([plan.body.arg] if plan.body and plan.body.arg else [])
@@ -184,7 +184,7 @@ class Audit:
         if raw2 is not None:
             self.check_swagger2(tool, raw2)
 
-    def check_required(self, name: str, which: str, schema: Any) -> None:
+    def check_required(self, name: str, which: str, schema: Any, tool: Any = None) -> None:
         """Every object that lists `required` names defines them (in its properties or its allOf members'): a
         property left out (readOnly in input, writeOnly in output) must not stay required."""
         defs = schema.get("$defs", {}) if isinstance(schema, dict) else {}
@@ -205,12 +205,87 @@ class Audit:
                 continue
             missing = [r for r in required if r not in names]
             parts = where.split("/")
-            if missing and len(parts) == 3 and parts[1] == "$defs" and parts[2] in self.named:
-                declared = self.declared(self.named[parts[2]])
+            located = self.locate(tool, which, parts[1:]) if missing else None
+            if located is not None:
+                declared = self.declared_node(located[0], located[1], 0)
                 missing = [r for r in missing if r in declared]  # the rest: the spec's own slip
             missing = [r for r in missing if r in self.hidden_names()]  # only what the direction left out
             if missing:
                 self.report("REQUIRED_UNDEFINED", name, f"{which} {where}: {short(missing)}")
+
+    def locate(self, tool: Any, which: str, parts: list[str]) -> tuple[Any, Any] | None:
+        """The spec schema (node, location) a converted node's pointer parts stand for: from a `$defs` entry's
+        location, or (input) from the request body property an argument is, down through properties and items."""
+        if len(parts) >= 2 and parts[0] == "$defs" and parts[1] in self.named:
+            ref = self.named[parts[1]]
+            try:
+                node, at = self.resolver.get(ref), ref
+            except Exception:
+                return None
+            rest = parts[2:]
+        elif len(parts) >= 2 and parts[0] == "properties" and which == "input" and tool is not None:
+            arg = next((a for a in tool.plan.args if a.arg == parts[1] and a.location == "body"), None)
+            props = self.body_props(tool) if arg is not None else None
+            if arg is None or props is None or arg.name not in props:
+                return None
+            node, at = props[arg.name]
+            rest = parts[2:]
+        else:
+            return None
+        while True:
+            try:
+                node, at = self.resolver.resolve(node, at)
+            except Exception:
+                return None
+            if not rest:
+                return node, at
+            if not isinstance(node, dict):
+                return None
+            if rest[0] == "properties" and len(rest) >= 2:
+                member = self.find_property(node, at, rest[1], 0)  # its own or an allOf member's (merged)
+                if member is None:
+                    return None
+                (node, at), rest = member, rest[2:]
+            elif rest[0] == "items" and isinstance(node.get("items"), dict):
+                node, at, rest = node["items"], at.child("items"), rest[1:]
+            else:
+                return None
+
+    def find_property(self, node: Any, at: Any, name: str, depth: int) -> tuple[Any, Any] | None:
+        if not isinstance(node, dict) or depth > 10:
+            return None
+        if isinstance(node.get("properties"), dict) and name in node["properties"]:
+            return node["properties"][name], at.child("properties", name)
+        for index, member in enumerate(node.get("allOf") or []):
+            try:
+                member, member_at = self.resolver.resolve(member, at.child("allOf", index))
+            except Exception:
+                continue
+            found = self.find_property(member, member_at, name, depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def body_props(self, tool: Any) -> dict[str, Any] | None:
+        """The spec's request body properties (name -> (schema, location)) of the tool's operation."""
+        op = tool.operation
+        try:
+            item, item_at = self.resolver.resolve(
+                self.doc.get("paths", {}).get(op.path), self.resolver.root.child("paths", op.path)
+            )
+            raw_op = item.get(op.method.lower())
+            op_at = item_at.child(op.method.lower())
+            body, body_at = self.resolver.resolve(raw_op.get("requestBody"), op_at.child("requestBody"))
+            content = body["content"]
+            from codegen.spec.media import pick_media_type
+
+            media_type = pick_media_type(content)
+            props, _ = self.object_props(
+                content[media_type].get("schema"), body_at.child("content", media_type, "schema")
+            )
+            return props
+        except Exception:
+            return None
 
     def hidden_names(self) -> set[str]:
         """Names of the spec's properties declared readOnly or writeOnly anywhere (a required name the spec never
@@ -234,13 +309,6 @@ class Audit:
                         self._hidden.add(name)
         assert self._hidden is not None
         return self._hidden
-
-    def declared(self, ref: Any) -> set[str]:
-        """The property names the spec schema at `ref` declares, through allOf members and their $refs."""
-        try:
-            return self.declared_node(self.resolver.get(ref), ref, 0)
-        except Exception:
-            return set()
 
     def declared_node(self, node: Any, at: Any, depth: int) -> set[str]:
         if not isinstance(node, dict) or depth > 10:
@@ -684,9 +752,13 @@ class Audit:
 
 
 def dict_unique(values: list[Any]) -> list[Any]:
+    """The values without repeats, compared as JSON values (1 and true, 0 and false are different ones)."""
     out: list[Any] = []
+    seen: set[str] = set()
     for v in values:
-        if v not in out:
+        key = json.dumps(v, sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
             out.append(v)
     return out
 
