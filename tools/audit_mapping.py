@@ -266,6 +266,20 @@ class Audit:
                 return found
         return None
 
+    def media(self, node: Any, at: Any) -> tuple[dict[str, Any], dict[str, Any], str, Any] | None:
+        """A request body or response (resolved), its `content` and the media type the generator picks from it,
+        and where it is; None when it cannot be resolved or has no content."""
+        try:
+            node, at = self.resolver.resolve(node, at)
+        except Exception:
+            return None
+        content = node.get("content") if isinstance(node, dict) else None
+        if not isinstance(content, dict) or not content:
+            return None
+        from codegen.spec.media import pick_media_type
+
+        return node, content, pick_media_type(content), at
+
     def body_props(self, tool: Any) -> dict[str, Any] | None:
         """The spec's request body properties (name -> (schema, location)) of the tool's operation."""
         op = tool.operation
@@ -275,11 +289,10 @@ class Audit:
             )
             raw_op = item.get(op.method.lower())
             op_at = item_at.child(op.method.lower())
-            body, body_at = self.resolver.resolve(raw_op.get("requestBody"), op_at.child("requestBody"))
-            content = body["content"]
-            from codegen.spec.media import pick_media_type
-
-            media_type = pick_media_type(content)
+            found = self.media(raw_op.get("requestBody"), op_at.child("requestBody"))
+            if found is None:
+                return None
+            _, content, media_type, body_at = found
             props, _ = self.object_props(
                 content[media_type].get("schema"), body_at.child("content", media_type, "schema")
             )
@@ -534,16 +547,10 @@ class Audit:
         body = raw_op.get("requestBody")
         if body is None:
             return
-        try:
-            body, body_at = self.resolver.resolve(body, op_at.child("requestBody"))
-        except Exception:
+        found = self.media(body, op_at.child("requestBody"))
+        if found is None:
             return
-        content = body.get("content") if isinstance(body, dict) else None
-        if not isinstance(content, dict) or not content:
-            return
-        from codegen.spec.media import pick_media_type
-
-        media_type = pick_media_type(content)
+        body, content, media_type, body_at = found
         plan = tool.plan
         if plan.body is None:
             self.report("BODY_NO_PLAN", tool.name, media_type)
@@ -652,19 +659,13 @@ class Audit:
         status = min((s for s in map(str, responses) if s.upper().startswith("2")), default=None, key=str.upper)
         if status is None:
             return
-        try:
-            response, response_at = self.resolver.resolve(
-                responses.get(status, responses.get(int(status) if status.isdigit() else status)),
-                op_at.child("responses", status),
-            )
-        except Exception:
+        found = self.media(
+            responses.get(status, responses.get(int(status) if status.isdigit() else status)),
+            op_at.child("responses", status),
+        )
+        if found is None:
             return
-        content = response.get("content") if isinstance(response, dict) else None
-        if not isinstance(content, dict) or not content:
-            return
-        from codegen.spec.media import pick_media_type
-
-        media_type = pick_media_type(content)
+        _, content, media_type, response_at = found
         media = content[media_type] if isinstance(content[media_type], dict) else {}
         node, at = media.get("schema"), response_at.child("content", media_type, "schema")
         try:
