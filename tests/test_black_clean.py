@@ -42,6 +42,9 @@ TOOLS_FILES = {
     "src/petstore/responses.py",
     "src/petstore/restore.py",
     "src/petstore/server.py",
+    "src/petstore/catalog.py",
+    "src/petstore/cli.py",
+    "src/petstore/web.py",
     "src/petstore/settings.py",
     "src/petstore/shaping.py",
     "src/petstore/stdio.py",
@@ -51,7 +54,7 @@ TOOLS_FILES = {
     "tests/test_results.py",
     "tests/test_server.py",
 }
-DISCOVERY_FILES = TOOLS_FILES | {"src/petstore/search.py"}
+DISCOVERY_FILES = TOOLS_FILES | {"src/petstore/search.py", "src/petstore/discovery.py"}
 
 
 def rendered(monkeypatch: pytest.MonkeyPatch, surface: str, name: str = "petstore") -> dict[str, str]:

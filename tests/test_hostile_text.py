@@ -184,7 +184,7 @@ for src in sys.argv[1:]:
             importlib.import_module(name + "." + module.name)
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
-        importlib.import_module(name + ".server").main(["--help"])
+        importlib.import_module(name + ".cli").main(["--help"])
     assert "usage:" in out.getvalue(), out.getvalue()
     print("ok", name)
 """

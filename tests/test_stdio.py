@@ -24,7 +24,7 @@ LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 # then says so on stderr.
 STRAY = """
 import os, sys, threading, time
-from petstore.server import main
+from petstore.cli import main
 
 def stray() -> None:
     wire = os.fstat(1)

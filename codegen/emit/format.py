@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from ..problems import Problem, error
 from . import cache
 from .files import Content
-from .render import FILES
+from .render import DISCOVERY_FILES, FILES
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -245,10 +245,10 @@ def _serve(texts: Mapping[str, str], writer: Connection) -> None:
 
 
 def template_of(path: str) -> str:
-    """The template that renders a generated path (server.py: its parts under server/ too)."""
-    for template, target in FILES:
+    """The template that renders a generated path (test_server.py: its part under tests/ too)."""
+    for template, target in FILES + DISCOVERY_FILES:
         if re.fullmatch(re.escape(target).replace(re.escape("{package}"), "[^/]+"), path):
-            return template + (" or server/*.py.jinja" if template == "server.py.jinja" else "")
+            return template + (" or tests/*.py.jinja" if template == "test_server.py.jinja" else "")
     return "?"
 
 

@@ -36,6 +36,9 @@ FILES: tuple[tuple[str, str], ...] = (
     ("__init__.py.jinja", "src/{package}/__init__.py"),
     ("__main__.py.jinja", "src/{package}/__main__.py"),
     ("server.py.jinja", "src/{package}/server.py"),
+    ("catalog.py.jinja", "src/{package}/catalog.py"),
+    ("cli.py.jinja", "src/{package}/cli.py"),
+    ("web.py.jinja", "src/{package}/web.py"),
     ("settings.py.jinja", "src/{package}/settings.py"),
     ("requests.py.jinja", "src/{package}/requests.py"),
     ("restore.py.jinja", "src/{package}/restore.py"),
@@ -61,6 +64,7 @@ FILES: tuple[tuple[str, str], ...] = (
 )
 # written only for a package that can serve the discovery surface (the `discovery` template variable)
 DISCOVERY_FILES: tuple[tuple[str, str], ...] = (
+    ("discovery.py.jinja", "src/{package}/discovery.py"),
     ("search.py.jinja", "src/{package}/search.py"),
     ("search.json.jinja", "src/{package}/search.json"),
     ("discovery.json.jinja", "src/{package}/discovery.json"),
@@ -302,12 +306,7 @@ def _dump(data: Any) -> str:
 
 
 # parts included by a template above (each overridable by its path in the templates folder)
-PARTS: tuple[tuple[str, str], ...] = tuple(
-    (f"server/{part}.py.jinja", "src/{package}/server.py (part)") for part in ("catalog", "dispatch", "http", "cli")
-) + (
-    ("server/discovery.py.jinja", "src/{package}/server.py (part, discovery surface)"),
-    ("tests/discovery.py.jinja", "tests/test_server.py (part, discovery surface)"),
-)
+PARTS: tuple[tuple[str, str], ...] = (("tests/discovery.py.jinja", "tests/test_server.py (part, discovery surface)"),)
 
 
 def describe_templates() -> Mapping[str, str]:

@@ -17,7 +17,7 @@ import mcp.types as types
 import pytest
 from mcp import Client
 
-from petstore.server import parse_args, settings_from
+from petstore.cli import parse_args, settings_from
 from petstore.settings import ENV_PREFIX
 from test_server import (
     BASE_URL,

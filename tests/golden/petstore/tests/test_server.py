@@ -48,22 +48,16 @@ from petstore.auth import (
     usable,
     uses_authorization,
 )
+from petstore.cli import check_oauth, environment_help, parse_args, settings_from
 from petstore.requests import ArgumentError, Request, Route, build_request
-from petstore.server import (
-    build_server,
-    check_oauth,
-    environment_help,
-    guard,
-    http_app,
-    parse_args,
-    settings_from,
-)
+from petstore.server import build_server
 from petstore.settings import (
     CREDENTIAL_VARIABLES,
     ENV_PREFIX,
     OPTIONAL_VARIABLES,
     Settings,
 )
+from petstore.web import guard, http_app
 
 pytestmark = [
     pytest.mark.anyio,

@@ -52,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     answers = _answers(args, os.environ)
     if answers is None or not _settings_valid():
-        from .server import main as serve
+        from .cli import main as serve
 
         serve(argv)
         return
@@ -224,13 +224,13 @@ class FastStart:
         )
 
     def _load(self) -> None:
-        """Import the server (and the SDK with it) and build it exactly as the server's main() does."""
+        """Import the server (and the SDK with it) and build it exactly as cli.main() does."""
         try:
-            from . import server
+            from . import cli, server
 
-            args = server.parse_args([])
-            settings = server.settings_from(args)
-            server.configure_logging(settings.log_level)
+            args = cli.parse_args([])
+            settings = cli.settings_from(args)
+            cli.configure_logging(settings.log_level)
             self.built = server.build_server(settings)
             listing = self.built.get_request_handler("tools/list")
             if (

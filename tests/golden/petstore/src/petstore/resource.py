@@ -34,7 +34,7 @@ from .oauth import Fetcher, Issuer, ResourceConfig, Unavailable, Verifier, confi
 from .settings import Settings
 
 if TYPE_CHECKING:
-    from .server import Routes
+    from .catalog import Routes
 
 log = logging.getLogger("petstore.oauth")
 MAX_BODY = 4_000_000  # bytes of a request body read to find the tool it calls (larger: refused)

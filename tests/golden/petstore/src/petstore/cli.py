@@ -1,6 +1,28 @@
-{% import "literals.jinja" as black %}
-{# Part of server.py: the command line, environment help, logging set-up and main(). #}
-# -- command line ---------------------------------------------------------------------------------
+"""The command line: arguments and environment, logging set-up, and main() serving over stdio or HTTP."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Mapping, Sequence
+from importlib.util import find_spec
+
+import anyio
+
+from .auth import SCHEMES
+from .server import NAME, build_server, log
+from .settings import (
+    CREDENTIAL_VARIABLES,
+    DEFAULT_RESULT_TOKENS,
+    DEFAULT_TIMEOUT,
+    ENV_PREFIX,
+    OPTIONAL_VARIABLES,
+    Settings,
+)
+from .web import http_app
+
+
 def environment_help() -> str:
     lines = [
         "environment variables:",
@@ -26,9 +48,6 @@ def environment_help() -> str:
         f"  {ENV_PREFIX}_UPSTREAM_AUTH       --upstream-auth: static (default), exchange or passthrough",
         f"  {ENV_PREFIX}_OAUTH_CLIENT_ID     this server's own OAuth client (token exchange, introspection)",
         f"  {ENV_PREFIX}_OAUTH_CLIENT_SECRET its secret",
-{% if discovery %}
-        f"  {ENV_PREFIX}_SURFACE             tools, discovery or auto (default auto: {DEFAULT_SURFACE})",
-{% endif %}
     ]
     if CREDENTIAL_VARIABLES:
         lines += [
@@ -55,7 +74,7 @@ def environment_help() -> str:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog=NAME,
-        description={{ black.q("MCP server for " ~ api.title | oneline | replace("%", "%%") ~ ": each API operation is a tool.") }},
+        description="MCP server for Swagger Petstore: each API operation is a tool.",
         epilog=environment_help().replace("%", "%%"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -112,14 +131,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help=f"API credential of bearer schemes: the environment's (static, default), the caller's token exchanged "
         f"(RFC 8693), or the caller's token as is (passthrough: see the README) ({ENV_PREFIX}_UPSTREAM_AUTH)",
     )
-{% if discovery %}
-    parser.add_argument(
-        "--surface",
-        choices=SURFACES,
-        help=f"tools: one tool per operation; discovery: search_tools, describe_tool, call_tool, call_read_only_tool"
-        f" (+ pinned tools); auto: {DEFAULT_SURFACE}, chosen for this API (overrides {ENV_PREFIX}_SURFACE)",
-    )
-{% endif %}
     return parser.parse_args(argv)
 
 
@@ -217,11 +228,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     settings = settings_from(args)
     configure_logging(settings.log_level)
-{% if discovery %}
-    server = build_server(settings, surface=choose_surface(args.surface))
-{% else %}
     server = build_server(settings)
-{% endif %}
     if args.transport == "http":
         import uvicorn
 

@@ -1,0 +1,86 @@
+"""The streamable HTTP transport: the SDK's stateless app at /mcp behind a health endpoint (GET /healthz)
+and a bearer-token guard (the shared MCP token, or OAuth access tokens: resource.py)."""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import TYPE_CHECKING, Any
+
+from .catalog import load_routes, load_tools
+from .server import NAME
+from .settings import Settings
+
+if TYPE_CHECKING:  # for annotations only (.upstream imports httpx itself)
+    import httpx
+    from mcp.server import Server
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def guard(app: ASGIApp, token: str | None, tool_count: int) -> ASGIApp:
+    """`app` behind a health endpoint (GET /healthz, no auth) and, with `token`, a bearer-token check."""
+    expected = f"Bearer {token}".encode() if token else None
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            if scope["path"] == "/healthz":
+                body = json.dumps(
+                    {"status": "ok", "name": NAME, "tools": tool_count}
+                ).encode()
+                await _respond(
+                    send, 200, body, [(b"content-type", b"application/json")]
+                )
+                return
+            if expected is not None:
+                given = dict(scope.get("headers") or []).get(b"authorization", b"")
+                if not hmac.compare_digest(given, expected):
+                    headers = [
+                        (b"content-type", b"application/json"),
+                        (b"www-authenticate", b"Bearer"),
+                    ]
+                    await _respond(
+                        send,
+                        401,
+                        b'{"error": "missing or wrong bearer token"}',
+                        headers,
+                    )
+                    return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+async def _respond(
+    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]
+) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def http_app(
+    server: Server[Any],
+    settings: Settings,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    auth_transport: httpx.AsyncBaseTransport | None = None,
+) -> ASGIApp:
+    """The streamable HTTP app (stateless, at /mcp), guarded: by OAuth access tokens with an issuer configured
+    (oauth.py; `auth_transport` replaces the network to it in tests), else by the shared MCP token if set.
+    """
+    app = server.streamable_http_app(stateless_http=True, host=host)
+    tool_count = len(load_tools())
+    if settings.auth_issuer:
+        from .resource import resource_server
+
+        audience = settings.auth_audience or f"http://{host}:{port}/mcp"
+        return guard(
+            resource_server(app, settings, audience, load_routes(), auth_transport),
+            None,
+            tool_count,
+        )
+    return guard(app, settings.mcp_token, tool_count)
