@@ -245,8 +245,8 @@ def test_issue_cases_import_cleanly(tmp_path: Path) -> None:
     assert "\nimport os\n" not in auth
     tree = ast.parse(auth)
     assert '"""\nimport os\n' in ast.literal_eval(ast.unparse(_schemes_node(tree)))
-    server = (package / "src" / "issue" / "server.py").read_text(encoding="utf-8")
-    assert "VERSION = \"'''\\n\"" in server
+    catalog = (package / "src" / "issue" / "catalog.py").read_text(encoding="utf-8")
+    assert "VERSION = \"'''\\n\"" in catalog
 
 
 def _schemes_node(tree: ast.Module) -> ast.expr:

@@ -3,7 +3,7 @@
     BENCH_PACKAGE=github PYTHONPATH=<bench/peers>:<generated>/src \
         python -m uvicorn --factory http_app:app --workers 2 --host 127.0.0.1 --port PORT
 
-It builds the app exactly as the generated `server.main()` does for `--transport http`
+It builds the app exactly as the generated `cli.main()` does for `--transport http`
 (`build_server(settings)` then `streamable_http_app(stateless_http=True, host=...)`); it exists only
 because uvicorn needs an import string, not an app object, to start more than one worker process.
 The upstream base URL comes from the package's own `<PREFIX>_BASE_URL` variable.

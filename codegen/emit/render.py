@@ -36,6 +36,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("__init__.py.jinja", "src/{package}/__init__.py"),
     ("__main__.py.jinja", "src/{package}/__main__.py"),
     ("server.py.jinja", "src/{package}/server.py"),
+    ("calls.py.jinja", "src/{package}/calls.py"),
     ("catalog.py.jinja", "src/{package}/catalog.py"),
     ("cli.py.jinja", "src/{package}/cli.py"),
     ("web.py.jinja", "src/{package}/web.py"),

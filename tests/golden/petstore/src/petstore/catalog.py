@@ -1,4 +1,5 @@
-"""The tool catalog: tools.json served as it is, routes.json (the request plans) read on first use."""
+"""What this server is and serves: its name and version, tools.json as it is listed, routes.json (the request
+plans) read on first use."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from typing import Any
 from .auth import Security
 from .paging import Shaping
 from .requests import Route
+
+NAME = "petstore"
+VERSION = "1.0.0"
 
 
 def load_tools() -> list[dict[str, Any]]:

@@ -11,7 +11,8 @@ from importlib.util import find_spec
 import anyio
 
 from .auth import SCHEMES
-from .server import NAME, build_server, log
+from .catalog import NAME
+from .server import build_server
 from .settings import (
     CREDENTIAL_VARIABLES,
     DEFAULT_RESULT_TOKENS,
@@ -21,6 +22,8 @@ from .settings import (
     Settings,
 )
 from .web import http_app
+
+log = logging.getLogger(NAME)
 
 
 def environment_help() -> str:

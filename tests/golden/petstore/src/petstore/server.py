@@ -1,86 +1,43 @@
 """Swagger Petstore MCP server: 20 tools, each forwarding to one API operation.
 
 The tool definitions (tools.json) and request plans (routes.json, catalog.py) were computed by
-mcp-codegen from the OpenAPI document, so start-up only loads them. The command line is cli.py, the
-HTTP transport web.py. One shared httpx.AsyncClient, created on the first
-call, sends every request. Each call: arguments checked against the tool's input schema, request
-built, credentials applied, request sent (with timeouts and retries), answer turned into a result.
+mcp-codegen from the OpenAPI document, so start-up only loads them. Here: the MCP requests (tools/list,
+tools/call, resources, logging level) and the audit line of each call; each call's own steps are in
+calls.py, the command line in cli.py, the HTTP transport in web.py.
 Whatever goes wrong is an `isError` result saying what happened; nothing reaches the client as a
 traceback, and no secret reaches a result, an error or a log line.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import logging
 import threading
 import time
 import warnings
-from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import anyio
 import mcp.types as types
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from .auth import SCHEMES, Auth, AuthError
-from .catalog import load_routes, load_tools
-from .links import contents, parse_uri, result_uri
-from .paging import Failed
-from .requests import ArgumentError, Route, build_request, file_shorthand
+from .calls import Calls
+from .catalog import NAME, VERSION, load_routes, load_tools
+from .links import contents, parse_uri
 from .responses import failure
-from .restore import restore
-from .shaping import respond
-from .settings import ENV_PREFIX, Settings
-from .upstream import Reply, Upstream, UpstreamError, fetch_token
-from .validation import Validators
+from .settings import Settings
 
-if (
-    TYPE_CHECKING
-):  # for annotations only (.upstream imports httpx itself; .oauth only with OAuth)
+if TYPE_CHECKING:  # for annotations only (.upstream imports httpx itself)
     import httpx
     from mcp.server.auth.provider import AccessToken
 
-NAME = "petstore"
-VERSION = "1.0.0"
 WARM_DELAY = 0.5  # seconds after the first tools/list before the argument and result checks are compiled
-LEVELS = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
-MODERN = (
-    "2026-07-28",
-)  # protocol versions where the client asks for log levels per request
 log = logging.getLogger(NAME)
 # Log notifications are still what handshake-era clients (all hosts today) understand.
 warnings.filterwarnings(
     "ignore", "The logging capability is deprecated", MCPDeprecationWarning
 )
 audit = logging.getLogger(NAME + ".audit")
-
-
-class Progress:
-    """Progress notifications for one call (only when the client sent a progressToken)."""
-
-    def __init__(self, ctx: ServerRequestContext[Any]) -> None:
-        self.ctx = ctx
-        self.count = 0
-
-    async def step(self, message: str) -> None:
-        self.count += 1
-        try:
-            await self.ctx.session.report_progress(self.count, None, message)
-        except Exception:  # a client that went away must not fail the call
-            log.debug("progress notification failed", exc_info=True)
 
 
 def build_server(
@@ -101,55 +58,11 @@ def build_server(
     output_schemas: dict[str, dict[str, Any] | None] = {
         tool["name"]: tool.get("outputSchema") for tool in tools
     }
-    structured = {name: schema is not None for name, schema in output_schemas.items()}
-    inputs = Validators(schemas)
-    outputs = Validators(output_schemas)
-
-    # Compiled in the background shortly after the first tools/list (while the client reads it), so neither
-    # start-up nor the first call waits for it; a call that comes sooner compiles them itself.
-    def warm() -> None:
-        inputs.warm()
-        outputs.warm()
-
-    warming = threading.Timer(WARM_DELAY, warm)
+    calls = Calls(settings, transport, routes, schemas, output_schemas)
+    # The checks are compiled in the background shortly after the first tools/list (while the client reads
+    # it), so neither start-up nor the first call waits for them; a call that comes sooner compiles its own.
+    warming = threading.Timer(WARM_DELAY, calls.warm)
     warming.daemon = True
-    upstream = Upstream(
-        settings, transport, user_agent=f"{NAME}/{VERSION} (mcp-codegen)"
-    )
-
-    async def token(
-        url: str, form: dict[str, str], user: str, password: str
-    ) -> tuple[int, Any]:
-        return await fetch_token(upstream, url, form, user, password)
-
-    auth = Auth(settings.credentials, token, settings.base_url or "")
-    upstream_credential = None
-    if (
-        settings.upstream_auth != "static"
-    ):  # per caller (HTTP with OAuth only; stdio keeps the environment's)
-        from .oauth import UpstreamCredential
-
-        upstream_credential = UpstreamCredential(settings, transport)
-    state = {
-        "level": "warning"
-    }  # MCP log level set by a handshake-era client (logging/setLevel)
-
-    async def notify(
-        ctx: ServerRequestContext[Any], level: types.LoggingLevel, data: Any
-    ) -> None:
-        """An MCP log notification, if the client asked for this level."""
-        if ctx.protocol_version not in MODERN and LEVELS.index(level) < LEVELS.index(
-            state["level"]
-        ):
-            return
-        try:
-            with warnings.catch_warnings():  # deprecated in 2026-07-28, still what today's hosts use
-                warnings.simplefilter("ignore", MCPDeprecationWarning)
-                await ctx.session.send_log_message(
-                    level, data, logger=NAME, related_request_id=ctx.request_id
-                )
-        except Exception:
-            log.debug("log notification failed", exc_info=True)
 
     # The result's other fields (caching hints, result type) as the SDK's own model fills them in.
     listing = {
@@ -169,7 +82,7 @@ def build_server(
     async def set_level(
         ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
     ) -> types.EmptyResult:
-        state["level"] = params.level
+        calls.level = params.level
         return types.EmptyResult()
 
     async def call_tool(
@@ -187,7 +100,7 @@ def build_server(
             caller_of(ctx) if settings.auth_issuer else None
         )  # the verified token (HTTP with OAuth)
         try:
-            result, status, retries = await execute(
+            result, status, retries = await calls.execute(
                 ctx, params.name, route, params.arguments or {}, caller
             )
         except (
@@ -218,7 +131,7 @@ def build_server(
         )
         if result.is_error:
             block = result.content[0]
-            await notify(
+            await calls.notify(
                 ctx,
                 "warning",
                 {
@@ -228,143 +141,6 @@ def build_server(
                 },
             )
         return result
-
-    async def execute(
-        ctx: ServerRequestContext[Any],
-        name: str,
-        route: Route,
-        arguments: dict[str, Any],
-        caller: AccessToken | None,
-        whole: bool = False,
-    ) -> tuple[types.CallToolResult, int | str, int]:
-        """One call of tool `name`; `whole`: the answer without the result budget (a result link being read)."""
-        deadline = (
-            time.monotonic() + settings.timeout
-        )  # the call's one deadline: token, connect, send, answer, retries
-        arguments = file_shorthand(route, arguments)
-        problems = inputs.errors(name, arguments)
-        if problems:
-            listed = "\n".join(f"- {p}" for p in problems)
-            return failure(f"Invalid arguments for {name}:\n{listed}"), "invalid", 0
-        if not settings.base_url or "://" not in settings.base_url:
-            message = f"No upstream base URL is configured: set {ENV_PREFIX}_BASE_URL or pass --base-url."
-            return failure(message), "unconfigured", 0
-        bearer = None
-        if upstream_credential is not None and caller is not None:
-            from .oauth import OAuthError
-
-            try:
-                bearer = await upstream_credential.bearer(caller)
-            except OAuthError as exc:
-                return (
-                    failure(f"No upstream credential for this caller: {exc}"),
-                    "auth",
-                    0,
-                )
-        private = [caller.token] if caller is not None else []
-        private += [bearer] if bearer else []
-        progress = (
-            Progress(ctx)
-            if ctx.meta and ctx.meta.get("progress_token") is not None
-            else None
-        )
-
-        async def on_retry(attempt: int, delay: float, reason: str) -> None:
-            message = (
-                f"{reason}; retry {attempt} of {settings.retries} in {delay:.1f} s"
-            )
-            await notify(
-                ctx,
-                "info",
-                {
-                    "tool": name,
-                    "retry": attempt,
-                    "reason": reason,
-                    "delay": round(delay, 2),
-                },
-            )
-            if progress is not None:
-                await progress.step(message)
-
-        security = routes.security(name)
-        oauth = any(
-            SCHEMES.get(k, {}).get("kind") == "oauth2" for alt in security for k in alt
-        )  # a token may be fetched
-
-        async def send(args: dict[str, Any]) -> Reply | Failed:
-            """One request of this call (a later page too): built, authenticated, sent within the deadline."""
-            try:
-                if oauth:
-                    with anyio.fail_after(max(deadline - time.monotonic(), 0.001)):
-                        request = await auth.apply(
-                            security,
-                            build_request(route, restore(args, route.restore)),
-                            bearer,
-                        )
-                else:  # nothing to wait for
-                    request = await auth.apply(
-                        security,
-                        build_request(route, restore(args, route.restore)),
-                        bearer,
-                    )
-            except ArgumentError as exc:
-                return Failed(
-                    failure(f"Invalid arguments for {name}: {exc}"), "invalid", 0
-                )
-            except AuthError as exc:
-                return Failed(failure(auth.redact(str(exc), private)), "auth", 0)
-            except TimeoutError:
-                message = f"No access token within the total timeout of {settings.timeout:g} s."
-                return Failed(failure(message), "network", 0)
-            try:
-                if progress is None:
-                    reply = await upstream.fetch(request, on_retry, deadline)
-                else:
-                    work = upstream.fetch(request, on_retry, deadline)
-                    reply = await with_heartbeat(
-                        progress, work, settings.progress_interval
-                    )
-            except UpstreamError as exc:
-                return Failed(
-                    failure(
-                        auth.redact(f"{route.method} {route.path}: {exc}", private)
-                    ),
-                    "network",
-                    exc.retries,
-                )
-            if reply.status == 401 and oauth:
-                auth.forget_tokens()  # a cached token may have been revoked: fetch a new one next time
-            body = auth.redact_bytes(
-                reply.body, private
-            )  # an API may echo a secret: masked before any cut
-            return (
-                reply if body is reply.body else dataclasses.replace(reply, body=body)
-            )
-
-        reply = await send(arguments)
-        if isinstance(reply, Failed):
-            return reply.result, reply.status, reply.retries
-        # every result goes through respond: next pages, `fields`, `max_items`/`max_pages` and the budget
-        result = await respond(
-            name,
-            routes.shaping(name),
-            arguments,
-            reply,
-            send,
-            deadline,
-            tokens=settings.result_tokens,
-            structured=structured[name],
-            wrap=route.wrap_result,
-            check=outputs.first_level_failures,
-            limit=settings.max_response_bytes,
-            uri=(
-                result_uri(name, arguments)
-                if route.method == "GET" and not whole
-                else None
-            ),
-            whole=whole,
-        )
-        return masked(result, auth, private), reply.status, reply.retries
 
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams
@@ -385,7 +161,7 @@ def build_server(
                 message=f"Unknown resource: {params.uri[:200]}",
             )
         try:
-            result, status, _ = await execute(
+            result, status, _ = await calls.execute(
                 ctx,
                 call[0],
                 route,
@@ -440,26 +216,6 @@ def build_server(
     return server
 
 
-def masked(
-    result: types.CallToolResult, auth: Auth, extra: Sequence[str] = ()
-) -> types.CallToolResult:
-    """`result` with every configured secret (and `extra`: the caller's tokens) replaced by *** (an API may
-    echo a key back)."""
-    found = False
-    for block in result.content:
-        if isinstance(block, types.TextContent):
-            redacted = auth.redact(block.text, extra)
-            found = found or redacted != block.text
-            block.text = redacted
-    if found and result.structured_content is not None:
-        result.structured_content = json.loads(
-            auth.redact(json.dumps(result.structured_content), extra)
-        )
-    if found and result.meta is not None:  # `next` may travel here
-        result.meta = json.loads(auth.redact(json.dumps(result.meta), extra))
-    return result
-
-
 def tracing() -> bool:
     """Whether OpenTelemetry spans can be recorded: a tracer provider is installed, or OTEL_* variables ask
     for one (an auto-instrumentation may install it later)."""
@@ -486,33 +242,3 @@ def printable(text: str) -> str:
         "".join(c if c.isprintable() and not c.isspace() else "?" for c in text)[:128]
         or "-"
     )
-
-
-async def with_heartbeat(
-    progress: Progress, work: Awaitable[Any], interval: float
-) -> Any:
-    """Await `work`, reporting progress every `interval` seconds while it runs (never when 0)."""
-    result: list[Any] = []
-    failed: list[Exception] = []
-
-    async def run(scope: anyio.CancelScope) -> None:
-        try:
-            result.append(await work)
-        except Exception as exc:  # re-raised below, not as an exception group
-            failed.append(exc)
-        scope.cancel()
-
-    async def beat() -> None:
-        started = time.monotonic()
-        while interval > 0:
-            await anyio.sleep(interval)
-            await progress.step(
-                f"waiting for the API ({round(time.monotonic() - started, 1):g} s)"
-            )
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(run, group.cancel_scope)
-        group.start_soon(beat)
-    if failed:
-        raise failed[0]
-    return result[0]

@@ -8,8 +8,7 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
-from .catalog import load_routes, load_tools
-from .server import NAME
+from .catalog import NAME, load_routes, load_tools
 from .settings import Settings
 
 if TYPE_CHECKING:  # for annotations only (.upstream imports httpx itself)
