@@ -43,6 +43,7 @@ TOOLS_FILES = {
     "src/petstore/restore.py",
     "src/petstore/server.py",
     "src/petstore/calls.py",
+    "src/petstore/pool.py",
     "src/petstore/catalog.py",
     "src/petstore/cli.py",
     "src/petstore/web.py",

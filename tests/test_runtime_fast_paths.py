@@ -62,7 +62,8 @@ def test_requests_are_built_as_the_httpx_client_builds_them(petstore_package: Pa
     code = f"""
 import json, httpx
 from petstore.settings import Settings
-from petstore.upstream import Upstream, _Backend
+from petstore.pool import Backend
+from petstore.upstream import Upstream
 from petstore.decoding import ACCEPT_ENCODING
 upstream = Upstream(Settings.from_env({{"PETSTORE_BASE_URL": {base_url!r}}}), user_agent="ua/1")
 client = httpx.AsyncClient(base_url={base_url!r}, trust_env=False, timeout=httpx.Timeout(30, connect=10),
@@ -82,7 +83,7 @@ for target, headers, content in [
                 ours.headers.raw == theirs.headers.raw, ours.content == theirs.content,
                 ours.extensions == theirs.extensions])
 pool = getattr(upstream.pool(), "_pool", None)
-out.append(isinstance(getattr(pool, "_network_backend", None), _Backend))
+out.append(isinstance(getattr(pool, "_network_backend", None), Backend))
 print(json.dumps(out))
 """
     found = json.loads(run_in_package(petstore_package, code))
@@ -94,10 +95,10 @@ def test_an_idle_connection_closed_by_the_server_is_seen(petstore_package: Path)
     """The wrapped liveness check answers as httpcore's: readable once the other end has closed."""
     code = """
 import json, socket
-from petstore.upstream import _readable
+from petstore.pool import readable
 a, b = socket.socketpair()
-before = _readable(a)
+before = readable(a)
 b.close()
-print(json.dumps([before, _readable(a)]))
+print(json.dumps([before, readable(a)]))
 """
     assert json.loads(run_in_package(petstore_package, code)) == [False, True]

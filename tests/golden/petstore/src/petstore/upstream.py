@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import random
 import re
-import select
-import socket
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -30,6 +28,7 @@ from urllib.parse import urlsplit
 import anyio
 
 from .decoding import ACCEPT_ENCODING, BoundedDecoder, DecodingError
+from .pool import cheap_liveness_checks
 from .requests import Request
 from .settings import Settings
 
@@ -141,7 +140,7 @@ class Upstream:
                     max_keepalive_connections=s.max_connections,
                 )
                 transport = httpx.AsyncHTTPTransport(limits=limits, trust_env=False)
-                _cheap_liveness_checks(transport)
+                cheap_liveness_checks(transport)
                 self._pool = transport
         return self._pool
 
@@ -442,85 +441,6 @@ def _base_url(url: httpx.URL) -> httpx.URL:
         if url.raw_path.endswith(b"/")
         else url.copy_with(raw_path=url.raw_path + b"/")
     )
-
-
-def _cheap_liveness_checks(transport: httpx.AsyncHTTPTransport) -> None:
-    """Before reusing an idle connection httpcore asks whether its socket is readable (the server closed it):
-    for every pooled connection, at each request and answer, through anyio's typed attributes, which cost more
-    than the poll itself. Its network backend is wrapped so that the socket is looked up once per connection.
-    (Only when this httpx keeps its httpcore pool where this expects it; otherwise nothing changes.)
-    """
-    pool = getattr(transport, "_pool", None)
-    backend = getattr(pool, "_network_backend", None)
-    if (
-        backend is not None
-        and callable(getattr(backend, "connect_tcp", None))
-        and not isinstance(backend, _Backend)
-    ):
-        setattr(pool, "_network_backend", _Backend(backend))
-
-
-class _Backend:
-    """httpcore's network backend, its streams wrapped in `_Stream`."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    async def connect_tcp(self, *args: Any, **kwargs: Any) -> _Stream:
-        return _Stream(await self._inner.connect_tcp(*args, **kwargs))
-
-    async def connect_unix_socket(self, *args: Any, **kwargs: Any) -> _Stream:
-        return _Stream(await self._inner.connect_unix_socket(*args, **kwargs))
-
-    async def sleep(self, seconds: float) -> None:
-        await self._inner.sleep(seconds)
-
-
-class _Stream:
-    """An httpcore network stream whose "is_readable" polls the socket found when it was opened."""
-
-    __slots__ = ("_inner", "_socket")
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self._socket: socket.socket | None = inner.get_extra_info("socket")
-
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        data: bytes = await self._inner.read(max_bytes, timeout)
-        return data
-
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        await self._inner.write(buffer, timeout)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def start_tls(
-        self,
-        ssl_context: Any,
-        server_hostname: str | None = None,
-        timeout: float | None = None,
-    ) -> _Stream:
-        return _Stream(
-            await self._inner.start_tls(ssl_context, server_hostname, timeout)
-        )
-
-    def get_extra_info(self, info: str) -> Any:
-        if info == "is_readable" and self._socket is not None:
-            return _readable(self._socket)
-        return self._inner.get_extra_info(info)
-
-
-def _readable(sock: socket.socket) -> bool:
-    """Whether a read would return at once (data, or the end: the server closed the connection)."""
-    fd = sock.fileno()
-    if fd < 0:
-        return True
-    if not hasattr(select, "poll"):  # Windows
-        return bool(select.select([sock], [], [], 0)[0])
-    poll = select.poll()
-    poll.register(fd, select.POLLIN)
-    return bool(poll.poll(0))
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:
