@@ -71,7 +71,11 @@ def test_a_listing_measured_in_parts_is_the_listing_serialized_and_counted_whole
     writer = ListingText()
     for _ in range(2):  # the second time from what the first remembered
         characters, counted, written = writer.measure(tools)
-        assert (characters, counted, written) == (len(text), tokens.count_tokens(text), text.encode("utf-8", "surrogatepass"))
+        assert (characters, counted, written) == (
+            len(text),
+            tokens.count_tokens(text),
+            text.encode("utf-8", "surrogatepass"),
+        )
     assert writer.measure([]) == (2, 1, b"[]")
     assert writer.measure(tools, keep_text=False)[:2] == (len(text), tokens.count_tokens(text))
 
