@@ -55,8 +55,15 @@ TOOLS_FILES = {
     "tests/conftest.py",
     "tests/test_results.py",
     "tests/test_server.py",
+    "tests/support.py",
+    "tests/samples.py",
+    "tests/test_security.py",
+    "tests/test_oauth.py",
+    "tests/test_limits.py",
+    "tests/test_responses.py",
+    "tests/test_hostile.py",
 }
-DISCOVERY_FILES = TOOLS_FILES | {"src/petstore/search.py", "src/petstore/discovery.py"}
+DISCOVERY_FILES = TOOLS_FILES | {"src/petstore/search.py", "src/petstore/discovery.py", "tests/test_discovery.py"}
 
 
 def rendered(monkeypatch: pytest.MonkeyPatch, surface: str, name: str = "petstore") -> dict[str, str]:

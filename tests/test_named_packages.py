@@ -1,5 +1,5 @@
 """The packages generated for the named large APIs pass their own generated tests: GitHub, Stripe, Asana, Slack,
-Twilio, Kubernetes and Jira (each package's tests/test_server.py, run in the package folder with its `src` on
+Twilio, Kubernetes and Jira (each package's own tests, run in the package folder with its `src` on
 PYTHONPATH and this environment's runtime dependencies).
 
 Those tests call every tool with sample arguments built from its inputSchema and checked with jsonschema before

@@ -1,4 +1,4 @@
-"""The sample-argument builder of the generated tests (templates/test_server.py.jinja: `built`): for each kind of
+"""The sample-argument builder of the generated tests (templates/samples.py.jinja: `built`): for each kind of
 schema the corpus has, it builds arguments that jsonschema accepts (checked here again, formats included), and for
 a schema it cannot satisfy it gives the reason instead of a value."""
 
@@ -20,9 +20,9 @@ NAMES = itertools.count()
 
 @pytest.fixture(scope="module")
 def generated(petstore_package: Path) -> ModuleType:
-    """The petstore package's generated tests/test_server.py, imported as a module."""
+    """The petstore package's generated tests/samples.py, imported as a module."""
     sys.path.insert(0, str(petstore_package / "src"))
-    spec = importlib.util.spec_from_file_location("petstore_own_tests", petstore_package / "tests" / "test_server.py")
+    spec = importlib.util.spec_from_file_location("petstore_samples", petstore_package / "tests" / "samples.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

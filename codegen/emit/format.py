@@ -245,10 +245,10 @@ def _serve(texts: Mapping[str, str], writer: Connection) -> None:
 
 
 def template_of(path: str) -> str:
-    """The template that renders a generated path (test_server.py: its part under tests/ too)."""
+    """The template that renders a generated path."""
     for template, target in FILES + DISCOVERY_FILES:
         if re.fullmatch(re.escape(target).replace(re.escape("{package}"), "[^/]+"), path):
-            return template + (" or tests/*.py.jinja" if template == "test_server.py.jinja" else "")
+            return template
     return "?"
 
 

@@ -61,7 +61,14 @@ FILES: tuple[tuple[str, str], ...] = (
     ("routes.json.jinja", "src/{package}/routes.json"),
     ("py.typed.jinja", "src/{package}/py.typed"),
     ("conftest.py.jinja", "tests/conftest.py"),
+    ("support.py.jinja", "tests/support.py"),
+    ("samples.py.jinja", "tests/samples.py"),
     ("test_server.py.jinja", "tests/test_server.py"),
+    ("test_security.py.jinja", "tests/test_security.py"),
+    ("test_oauth.py.jinja", "tests/test_oauth.py"),
+    ("test_limits.py.jinja", "tests/test_limits.py"),
+    ("test_responses.py.jinja", "tests/test_responses.py"),
+    ("test_hostile.py.jinja", "tests/test_hostile.py"),
     ("test_results.py.jinja", "tests/test_results.py"),
 )
 # written only for a package that can serve the discovery surface (the `discovery` template variable)
@@ -71,6 +78,7 @@ DISCOVERY_FILES: tuple[tuple[str, str], ...] = (
     ("search.json.jinja", "src/{package}/search.json"),
     ("discovery.json.jinja", "src/{package}/discovery.json"),
     ("outputs.json.jinja", "src/{package}/outputs.json"),
+    ("test_discovery.py.jinja", "tests/test_discovery.py"),
 )
 
 
@@ -307,13 +315,9 @@ def _dump(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
-# parts included by a template above (each overridable by its path in the templates folder)
-PARTS: tuple[tuple[str, str], ...] = (("tests/discovery.py.jinja", "tests/test_server.py (part, discovery surface)"),)
-
-
 def describe_templates() -> Mapping[str, str]:
     """Template file name -> generated path, for --help and the README."""
-    return dict(FILES + tuple((name, f"{path} (discovery surface)") for name, path in DISCOVERY_FILES) + PARTS)
+    return dict(FILES + tuple((name, f"{path} (discovery surface)") for name, path in DISCOVERY_FILES))
 
 
 def _bytecode_cache() -> jinja2.BytecodeCache | None:

@@ -1,6 +1,6 @@
 """Tests of the generated petstore server's JSON results: next pages, auto-pagination, `fields` and the budget.
 
-In-process, like test_server.py (whose fake API and helpers these tests share), and generic over the API: each
+In-process, with the fake API and helpers of support.py, and generic over the API: each
 check takes the first tool that suits it (a paginated one, a list, one with an outputSchema); when the API has
 none, the test asserts that property of the tool list instead. Every structured result is checked against the
 tool's outputSchema with jsonschema, as the official client does.
@@ -19,16 +19,15 @@ from mcp import Client
 
 from petstore.cli import parse_args, settings_from
 from petstore.settings import ENV_PREFIX
-from test_server import (
+from samples import Sampler, sample
+from support import (
     BASE_URL,
     ROUTES,
     TOOLS,
     Recorder,
-    Sampler,
     arguments_for,
     first,
     method,
-    sample,
     server,
     target,
     text_of,
