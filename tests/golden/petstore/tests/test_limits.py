@@ -8,9 +8,11 @@ from typing import Any
 
 import anyio
 import httpx
+import httpx2
 import mcp.types as types
 import pytest
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from support import (
     CALLABLE,
@@ -126,6 +128,38 @@ async def test_log_notifications_honour_the_client_level() -> None:
     assert (
         logs == []
     )  # a retry notice is "info" and a non-idempotent 503 a "warning": below "error"
+
+
+async def test_a_log_level_set_over_http_is_not_kept() -> None:
+    """Over HTTP (stateless) logging/setLevel is answered but not kept: no session holds it, and a level one
+    replica kept would reach every other client of that replica and none of another's.
+    """
+    tool = target()
+    seen: list[Any] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        seen.append(params.data)
+
+    recorder = Recorder(
+        answer=answers_then_ok(httpx.Response(503, headers={"Retry-After": "0"}))
+    )
+    mcp_server = server(recorder, retries=1)
+    app = mcp_server.streamable_http_app(stateless_http=True, host="127.0.0.1")
+    async with mcp_server.session_manager.run():
+        for level in ("debug", None):  # one client asks for debug, the next for nothing
+            http = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app))
+            async with http, Client(
+                streamable_http_client("http://127.0.0.1:8000/mcp", http_client=http),
+                mode="legacy",
+                logging_callback=on_log,
+            ) as client:
+                if level is not None:
+                    await client.set_logging_level(level)
+                else:
+                    await client.call_tool(tool["name"], arguments_for(tool))
+    assert not [
+        data for data in seen if isinstance(data, dict) and "retry" in data
+    ]  # the retry notice is "info": below the default level
 
 
 async def test_retries_are_bounded() -> None:

@@ -82,7 +82,11 @@ def build_server(
     async def set_level(
         ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
     ) -> types.EmptyResult:
-        calls.level = params.level
+        """Kept for the one client of a stdio server; over HTTP (stateless) answered but not kept: no session
+        holds it, and a level kept here would reach this replica's other clients and none of another's.
+        """
+        if ctx.request is None:
+            calls.level = params.level
         return types.EmptyResult()
 
     async def call_tool(
