@@ -19,7 +19,8 @@ import pytest
 from mcp import Client
 
 from petstore.cli import parse_args, settings_from
-from petstore.requests import ArgumentError, Route, build_request
+from petstore.plans import ArgumentError, Route
+from petstore.requests import build_request
 from petstore.settings import ENV_PREFIX, Settings
 from support import (
     CALLABLE,

@@ -146,17 +146,16 @@ async def test_a_log_level_set_over_http_is_not_kept() -> None:
     mcp_server = server(recorder, retries=1)
     app = mcp_server.streamable_http_app(stateless_http=True, host="127.0.0.1")
     async with mcp_server.session_manager.run():
-        for level in ("debug", None):  # one client asks for debug, the next for nothing
-            http = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app))
-            async with http, Client(
-                streamable_http_client("http://127.0.0.1:8000/mcp", http_client=http),
-                mode="legacy",
-                logging_callback=on_log,
-            ) as client:
-                if level is not None:
-                    await client.set_logging_level(level)
-                else:
-                    await client.call_tool(tool["name"], arguments_for(tool))
+        http = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app))
+        async with http, Client(
+            streamable_http_client("http://127.0.0.1:8000/mcp", http_client=http),
+            mode="legacy",
+        ) as client:  # one client asks for debug over HTTP ...
+            await client.set_logging_level("debug")
+    async with Client(
+        mcp_server, mode="legacy", logging_callback=on_log
+    ) as client:  # ... another, asking for nothing, calls a tool that is retried
+        await client.call_tool(tool["name"], arguments_for(tool))
     assert not [
         data for data in seen if isinstance(data, dict) and "retry" in data
     ]  # the retry notice is "info": below the default level

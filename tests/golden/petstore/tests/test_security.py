@@ -20,7 +20,7 @@ from petstore.auth import (
     usable,
     uses_authorization,
 )
-from petstore.requests import Request
+from petstore.plans import Request
 from support import (
     BASE_URL,
     CALLABLE,

@@ -27,7 +27,8 @@ import pytest
 from mcp import Client, MCPError
 
 from petstore.cli import environment_help
-from petstore.requests import ArgumentError, Route, build_request
+from petstore.plans import ArgumentError, Route
+from petstore.requests import build_request
 from petstore.settings import (
     CREDENTIAL_VARIABLES,
     ENV_PREFIX,

@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 import anyio
 
-from .requests import Request
+from .plans import Request
 
 # scheme key -> kind (apiKey | http | basic | oauth2 | unsupported), wire details and variable names
 SCHEMES: dict[str, dict[str, Any]] = {

@@ -22,7 +22,8 @@ from .auth import SCHEMES, Auth, AuthError
 from .catalog import NAME, VERSION, Routes
 from .links import result_uri
 from .paging import Failed
-from .requests import ArgumentError, Route, build_request, file_shorthand
+from .plans import ArgumentError, Route
+from .requests import build_request, file_shorthand
 from .responses import failure
 from .restore import restore
 from .settings import ENV_PREFIX, Settings

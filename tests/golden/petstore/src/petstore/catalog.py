@@ -9,7 +9,7 @@ from typing import Any
 
 from .auth import Security
 from .paging import Shaping
-from .requests import Route
+from .plans import Route
 
 NAME = "petstore"
 VERSION = "1.0.0"

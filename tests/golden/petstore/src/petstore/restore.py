@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .requests import ArgumentError
+from .plans import ArgumentError
 
 MAX_TEXT = 1_000_000  # characters of JSON text decoded per value
 MAX_DEPTH = 64  # levels of the plan followed

@@ -23,6 +23,7 @@ from typing import Any
 
 import mcp.types as types
 
+from .links import link, size
 from .paging import (
     Failed,
     Shaping,
@@ -34,7 +35,6 @@ from .paging import (
     with_items,
 )
 from .responses import Checker, _decode, _structured, is_json, to_result
-from .links import link, size
 from .upstream import Reply
 
 CHARS_PER_TOKEN = (

@@ -28,8 +28,8 @@ from urllib.parse import urlsplit
 import anyio
 
 from .decoding import ACCEPT_ENCODING, BoundedDecoder, DecodingError
+from .plans import Request
 from .pool import cheap_liveness_checks
-from .requests import Request
 from .settings import Settings
 
 if (
