@@ -317,3 +317,13 @@ def test_templates_folder_overrides_a_builtin_template_by_file_name(zoo: Path, t
     assert broken.returncode == 1
     assert "template README.md.jinja" in broken.stderr and "no_such_variable" in broken.stderr
     assert not (tmp_path / "broken").exists()
+
+
+def test_a_template_under_a_name_it_no_longer_has_is_named_in_a_warning(zoo: Path, tmp_path: Path) -> None:
+    """server/http.py.jinja was a part of server.py; its override would now be ignored without a word."""
+    templates = tmp_path / "templates"
+    (templates / "server").mkdir(parents=True)
+    (templates / "server" / "http.py.jinja").write_text("# my transport\n", encoding="utf-8")
+    result = run(zoo, "-o", tmp_path / "out", "--templates", templates)
+    assert result.returncode == 0, result.stderr
+    assert "server/http.py.jinja is no longer a template (now web.py.jinja)" in result.stderr

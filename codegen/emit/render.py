@@ -18,7 +18,7 @@ import jinja2
 
 from .. import __version__
 from ..spec.model import Api
-from ..problems import Problem, error
+from ..problems import Problem, error, warning
 from ..surface.plans import ToolSpec
 from .cache import cache_root
 from .escape import FILTERS
@@ -83,6 +83,28 @@ DISCOVERY_FILES: tuple[tuple[str, str], ...] = (
     ("outputs.json.jinja", "src/{package}/outputs.json"),
     ("test_discovery.py.jinja", "tests/test_discovery.py"),
 )
+
+
+# templates of earlier versions -> what renders their part now (a user's override under an old name would be ignored)
+RENAMED: Mapping[str, str] = {
+    "server/catalog.py.jinja": "catalog.py.jinja",
+    "server/cli.py.jinja": "cli.py.jinja",
+    "server/dispatch.py.jinja": "server.py.jinja and calls.py.jinja",
+    "server/http.py.jinja": "web.py.jinja",
+    "server/discovery.py.jinja": "discovery.py.jinja",
+    "tests/discovery.py.jinja": "test_discovery.py.jinja",
+}
+
+
+def renamed_templates(templates: Path | None) -> list[Problem]:
+    """A warning for each template in the user's folder under a name no template has any longer."""
+    if templates is None:
+        return []
+    return [
+        warning(f"templates: {old} is no longer a template (now {new}); it is not used: move its changes there")
+        for old, new in sorted(RENAMED.items())
+        if (templates / old).is_file()
+    ]
 
 
 def builtin_templates() -> Path:
@@ -154,7 +176,7 @@ def render(
     context.setdefault("handshake_jsonl", _handshake(entries, context, project, api, tools, size))
     del entries
     files: dict[str, Content] = {target.format(package=project.package): "" for _, target in targets}
-    problems: list[Problem] = []
+    problems: list[Problem] = renamed_templates(templates)
     for template_name, target in sorted(targets, key=lambda item: passed[item[0]] is not None):  # those last
         path = target.format(package=project.package)
         try:
