@@ -153,3 +153,32 @@ async def test_github_listing_and_search_answers_fit_their_token_budgets(github_
         assert "outputSchema" not in next(t for t in listed if t["name"] == "pulls_get")
         output = described.structured_content["outputSchema"]
         assert output["type"] == "object" and "merged" in json.dumps(output)
+
+
+@pytest.fixture(scope="module")
+def github_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """GitHub's description generated with the default surface, to be served with every tool (--surface tools)."""
+    out = tmp_path_factory.mktemp("generated") / "ghhttp"
+    generate_into(named_specs()["github"], out, validate=False)
+    return out
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_listing_over_a_mebibyte_reaches_the_official_client_over_http(github_package: Path, mode: str) -> None:
+    """GitHub's every-tool listing (1.6 MB) is answered as plain JSON: as a server-sent event it would exceed the
+    official client's 1 MiB event limit and the client would fail to list the tools."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ghhttp", "--transport", "http", "--port", str(port), "--surface", "tools"],
+        env={**os.environ, "PYTHONPATH": str(github_package / "src"), "GHHTTP_BASE_URL": "http://127.0.0.1:9"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_until_listening(proc, port)
+        async with Client(f"http://127.0.0.1:{port}/mcp", mode=mode) as client:
+            tools = (await client.list_tools()).tools
+        assert len(tools) == 1223
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -9,11 +9,13 @@ import copy
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from importlib.resources import files
 from typing import Any
 
+import anyio
 import httpx
 import mcp.types as types
 import pytest
@@ -210,3 +212,21 @@ def file_args(tool: dict[str, Any]) -> list[str]:
     return [
         arg["arg"] for arg in ROUTES[tool["name"]].get("args", []) if arg.get("file")
     ]
+
+
+@asynccontextmanager
+async def lifespan(app: Any) -> AsyncIterator[None]:
+    """`app`'s ASGI lifespan, as a server such as uvicorn runs it: started before the block, shut down after
+    (the HTTP app's session managers run in it)."""
+    to_app, app_receives = anyio.create_memory_object_stream[dict[str, Any]](2)
+    app_sends, from_app = anyio.create_memory_object_stream[dict[str, Any]](2)
+    scope = {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}
+    async with anyio.create_task_group() as group:
+        group.start_soon(app, scope, app_receives.receive, app_sends.send)
+        await to_app.send({"type": "lifespan.startup"})
+        assert (await from_app.receive())["type"] == "lifespan.startup.complete"
+        try:
+            yield
+        finally:
+            await to_app.send({"type": "lifespan.shutdown"})
+            assert (await from_app.receive())["type"] == "lifespan.shutdown.complete"

@@ -28,6 +28,7 @@ from support import (
     TOOLS,
     Recorder,
     arguments_for,
+    lifespan,
     server,
     text_of,
 )
@@ -150,7 +151,7 @@ def scoped_tool() -> tuple[dict[str, Any], list[str]] | None:
 async def test_oauth_metadata_401_and_token_checks() -> None:
     issuer, recorder = FakeIssuer(), Recorder()
     mcp_server, app = oauth_app(recorder, issuer)
-    async with mcp_server.session_manager.run():
+    async with lifespan(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(
             transport=transport, base_url="http://127.0.0.1:8000"
@@ -291,7 +292,7 @@ async def test_upstream_gets_each_callers_token(mode: str) -> None:
         )
     )
     tokens = {user: issuer.token(user, scope=granted) for user in ("alice", "bob")}
-    async with mcp_server.session_manager.run():
+    async with lifespan(app):
         for user in ("alice", "bob", "alice"):
             headers = {"Authorization": f"Bearer {tokens[user]}"}
             http = httpx2.AsyncClient(
