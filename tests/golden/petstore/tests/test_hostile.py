@@ -22,7 +22,9 @@ from petstore.cli import parse_args, settings_from
 from petstore.plans import ArgumentError, Route
 from petstore.requests import build_request
 from petstore.settings import ENV_PREFIX, Settings
+from petstore.web import http_app
 from support import (
+    BASE_URL,
     CALLABLE,
     ROUTES,
     SECRETS,
@@ -32,6 +34,7 @@ from support import (
     file_args,
     first,
     idempotent,
+    lifespan,
     server,
     target,
     text_of,
@@ -388,3 +391,29 @@ def test_multipart_part_types() -> None:
     )
     with pytest.raises(ArgumentError):
         build_request(route(None), {"f": "not base64!"})
+
+
+async def test_hostile_bodies_over_http_are_parse_errors() -> None:
+    """The HTTP app reads a POST body to route it by method: a body nested deeper than any parser goes, one
+    longer than it reads, and one that is not JSON are each a JSON-RPC parse error, never a crash.
+    """
+    settings = Settings(base_url=BASE_URL)
+    app = http_app(server(Recorder()), settings)
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+    }
+    bodies = [
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "x": "'
+        + b"x" * (2 << 20),
+        b"not json",
+    ]
+    async with lifespan(app):
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8000"
+        ) as http:
+            for body in bodies:
+                answer = await http.post("/mcp", content=body, headers=headers)
+                assert answer.status_code == 400, answer.text[:200]
+                assert answer.json()["error"]["code"] == -32700

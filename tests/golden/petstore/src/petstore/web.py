@@ -111,7 +111,7 @@ def _method(body: bytes) -> str | None:
     """The JSON-RPC method of a request body (None for anything else: a batch, a response, not JSON)."""
     try:
         message = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deep to parse
         return None
     method = message.get("method") if isinstance(message, dict) else None
     return method if isinstance(method, str) else None
