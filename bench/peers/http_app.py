@@ -3,8 +3,8 @@
     BENCH_PACKAGE=github PYTHONPATH=<bench/peers>:<generated>/src \
         python -m uvicorn --factory http_app:app --workers 2 --host 127.0.0.1 --port PORT
 
-It builds the app exactly as the generated `cli.main()` does for `--transport http`
-(`build_server(settings)` then `streamable_http_app(stateless_http=True, host=...)`); it exists only
+It builds the app exactly as the generated `cli.main()` does for `--transport http` (`build_server(settings)`
+then the package's own `web.http_app`: the stateless app, its guard and its routing by method); it exists only
 because uvicorn needs an import string, not an app object, to start more than one worker process.
 The upstream base URL comes from the package's own `<PREFIX>_BASE_URL` variable.
 """
@@ -17,6 +17,7 @@ from typing import Any
 
 
 def app() -> Any:
-    server_module = importlib.import_module(os.environ["BENCH_PACKAGE"] + ".server")
-    server = server_module.build_server()
-    return server.streamable_http_app(stateless_http=True, host="127.0.0.1")
+    package = os.environ["BENCH_PACKAGE"]
+    settings = importlib.import_module(package + ".settings").Settings.from_env()
+    server = importlib.import_module(package + ".server").build_server(settings)
+    return importlib.import_module(package + ".web").http_app(server, settings, host="127.0.0.1")

@@ -14,13 +14,17 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from petstore.settings import Settings
+from petstore.web import http_app
 from support import (
+    BASE_URL,
     CALLABLE,
     Answer,
     Recorder,
     arguments_for,
     first,
     idempotent,
+    lifespan,
     script,
     server,
     target,
@@ -144,8 +148,8 @@ async def test_a_log_level_set_over_http_is_not_kept() -> None:
         answer=answers_then_ok(httpx.Response(503, headers={"Retry-After": "0"}))
     )
     mcp_server = server(recorder, retries=1)
-    app = mcp_server.streamable_http_app(stateless_http=True, host="127.0.0.1")
-    async with mcp_server.session_manager.run():
+    app = http_app(mcp_server, Settings(base_url=BASE_URL))
+    async with lifespan(app):
         http = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app))
         async with http, Client(
             streamable_http_client("http://127.0.0.1:8000/mcp", http_client=http),
