@@ -9,14 +9,14 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from . import __version__
+from . import __version__, forked
 from .emit.clients import client_setup
 from .config import Config
 from .emit.escape import safe_url
-from .emit.files import Content
+from .emit.files import Content, Deferred
 from .emit.format import format_files
 from .spec.load import open_documents
 from .spec.policy import MB, ReadPolicy
@@ -37,7 +37,7 @@ from .spec.validate import validate
 from .emit.write import with_manifest
 from .spec.declared_security import overlay as overlay_security
 from .spec.overlay import apply_overlays
-from .surface.discovery import Surface, choose
+from .surface.discovery import Surface, SurfaceName, certainly_discovery, choose, search_text
 from .surface.tokens import wire
 
 
@@ -80,10 +80,14 @@ def analyze(
 
 
 def _analyze(
-    config: Config, progress: Progress, source: dict[str, str] | None
+    config: Config,
+    progress: Progress,
+    source: dict[str, str] | None,
+    ready: Callable[[list[ToolSpec]], None] | None = None,
 ) -> tuple[Api | None, list[ToolSpec], list[Problem], bytes | None, int | None]:
     """analyze, and tools.json's content (the tools' listing and a newline, UTF-8) when fitting the listing serialized
-    it, and the listing's tokens (listing.listing_tokens) when it counted them."""
+    it, and the listing's tokens (listing.listing_tokens) when it counted them. `ready` is given the tools returned
+    as soon as they are known (listing.fitted_listing's)."""
     progress(f"loading {config.spec}")
     policy = ReadPolicy(config.ref_root, config.allow_remote_refs, int(config.max_spec_mb * MB))
     documents, problems = open_documents(config.spec, policy)
@@ -151,7 +155,7 @@ def _analyze(
     read = documents.problems() + validated()  # the $refs that could not be read, each at its site
     del documents, original, document, resolver, pointers  # the spec is freed before the listing is serialized
     _give_back(len(tools))
-    tools, found, listing, counted = fitted_listing(tools, end="\n")  # tools.json's text and tokens
+    tools, found, listing, counted = fitted_listing(tools, end="\n", ready=ready)  # tools.json's text and tokens
     problems += found + read
     if not tools and found_operations and not api.operations:
         problems.append(
@@ -165,6 +169,7 @@ def _analyze(
     return api, tools, problems, listing, counted
 
 
+HELPER_TOOLS = 200  # tools: below this the search index is built here (a helper would not pay for its start)
 LARGE = 1000  # tools: an API this large gives freed memory back to the system between stages
 
 
@@ -207,9 +212,15 @@ def project_for(config: Config, api: Api) -> Project:
 
 
 def generate(config: Config, progress: Progress = _quiet) -> Result:
+    cap = tool_cap(config.clients)
+    with _SearchText(config.surface, cap) as search:
+        return _generate(config, progress, cap, search)
+
+
+def _generate(config: Config, progress: Progress, cap: int | None, search: _SearchText) -> Result:
     source: dict[str, str] = {}
     with _no_collection():
-        api, tools, problems, listing, counted = _analyze(config, progress, source)
+        api, tools, problems, listing, counted = _analyze(config, progress, source, search.start)
     _give_back(len(tools))
     if api is None or not tools:
         return Result(problems=tuple(problems), api=api)
@@ -217,20 +228,16 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
     base_url = config.base_url or (safe_url(api.servers[0]) if api.servers else None)
     progress(f"rendering {project.dist}")
     progress(f"choosing the surface ({config.surface})")
-    cap = tool_cap(config.clients)
-    with _no_collection():  # the search index: many small, acyclic objects on top of a large heap
-        surface, found = choose(tools, config.surface, config.pin, api.title, cap, counted)
+    surface, found = choose(tools, config.surface, config.pin, api.title, cap, counted)
     problems += found
-    _give_back(len(tools))
     if cap is not None and surface.listed > cap:  # only `--surface tools` can get here: auto switches
         listed = [tool.to_json() for tool in tools]
         problems += [v.problem() for v in check_tools(listed, config.clients, project.dist) if not v.pointer]
     extra = {
         "default_timeout": config.timeout,
         "clients": client_setup(project, base_url),
-        "discovery": _discovery_context(surface, config.surface, tools),
+        "discovery": _discovery_context(surface, config.surface, tools, search),
     }
-    surface = replace(surface, index=None)  # search.json's text holds it now (the search index itself is freed)
     with _no_collection():  # not around black, whose syntax trees are cyclic garbage
         handed: list[Content] | None = [listing] if listing is not None else None
         del listing  # render holds it once: as tools.json
@@ -246,17 +253,53 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
     return Result(files, tuple(problems), api, tuple(tools), project, surface)
 
 
-def _discovery_context(surface: Surface, requested: str, tools: list[ToolSpec]) -> dict[str, Any] | None:
+def _discovery_context(
+    surface: Surface, requested: str, tools: list[ToolSpec], search: _SearchText
+) -> dict[str, Any] | None:
     """The templates' `discovery` variable: None for a package that serves only its tools. `outputs_json`: the
-    output schemas a large listing left out, which describe_tool still shows (read on the first describe)."""
+    output schemas a large listing left out, which describe_tool still shows (read on the first describe).
+    `search_json` is made (or waited for) when the first file needs it: render writes search.json last."""
     if surface.name != "discovery":
         return None
     why = "generated with surface discovery" if requested == "discovery" else "auto, over 40 tools or 20k tokens"
     return {
         "surface": surface.name,
         "why": why,
-        "search_json": wire(surface.index),
+        "search_json": Deferred(lambda: search.text(tools)),
         "discovery_json": wire(surface.discovery_json()),
         "outputs_json": wire({t.name: t.described_output for t in tools if t.described_output is not None}),
         "pinned": surface.pinned,
     }
+
+
+class _SearchText:
+    """search.json's content. For a large API certain to get the discovery surface, a helper process (forked.py)
+    builds the search index as soon as the tools are final, while this process serializes their listing and
+    renders; else, or when the helper does not deliver, the index is built here when search.json is written."""
+
+    def __init__(self, requested: SurfaceName, cap: int | None) -> None:
+        self._requested = requested
+        self._cap = cap
+        self._tools: list[ToolSpec] = []
+        self._helper: forked.Helper[str] | None = None
+
+    def start(self, tools: list[ToolSpec]) -> None:
+        if len(tools) < HELPER_TOOLS or not certainly_discovery(self._requested, len(tools), self._cap):
+            return
+        if forked.available():
+            self._tools = tools
+            self._helper = forked.Helper(lambda: search_text(tools))
+
+    def text(self, tools: list[ToolSpec]) -> str:
+        """search.json's content for `tools`: the helper's, when it built it for these very tools."""
+        helper, self._helper = self._helper, None
+        found = helper.result() if helper is not None else None
+        same = len(tools) == len(self._tools) and all(a is b for a, b in zip(tools, self._tools))
+        return found if isinstance(found, str) and same else search_text(tools)
+
+    def __enter__(self) -> _SearchText:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._helper is not None:  # its index was not needed (or generation failed): stopped
+            self._helper.end()

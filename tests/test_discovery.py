@@ -257,8 +257,7 @@ def test_surface_and_pin_come_from_the_config_file(tmp_path: Path) -> None:
 
 
 def test_meta_tools_are_the_contract() -> None:
-    index = build_index([])
-    tools = meta_tools(index, "Empty")
+    tools = meta_tools([], "Empty")
     assert [t["name"] for t in tools] == list(META_NAMES)
     search = tools[0]["inputSchema"]
     assert search["required"] == ["query"] and search["properties"]["limit"] == {

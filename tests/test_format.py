@@ -9,6 +9,7 @@ from collections.abc import Mapping
 import black
 import pytest
 
+from codegen import forked
 from codegen.emit import cache
 from codegen.emit import format as fmt
 
@@ -34,7 +35,7 @@ def cold(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MCP_CODEGEN_CACHE", "off")
     monkeypatch.setattr(cache, "_memory", {})
     monkeypatch.setattr(fmt, "SHARE_BYTES", 1)
-    monkeypatch.setattr(fmt, "_spare_cpu", lambda: True)
+    monkeypatch.setattr(forked, "spare_cpu", lambda: True)
 
 
 def expected(files: Mapping[str, str | bytes]) -> dict[str, str | bytes]:
@@ -51,7 +52,7 @@ def test_helper_formats_half_and_output_is_blacks(cold: None) -> None:
 
 
 def test_helper_that_fails_is_made_up_for(cold: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fmt, "_serve", lambda texts, writer: os._exit(3))  # the helper dies without a word
+    monkeypatch.setattr(fmt, "_black_all", lambda texts: os._exit(3))  # the helper dies without a word
     files = package(6)
     formatted, problems = fmt.format_files(files)
     assert problems == [] and formatted == expected(files)
@@ -70,10 +71,10 @@ def test_no_helper_when_everything_is_cached(cold: None, monkeypatch: pytest.Mon
     files = package(4)
     first, _ = fmt.format_files(files)
 
-    def no_fork(texts: Mapping[str, str]) -> None:
+    def no_fork(work: object) -> None:
         raise AssertionError("a helper was started with every text cached")
 
-    monkeypatch.setattr(fmt, "_helper", no_fork)
+    monkeypatch.setattr(forked, "Helper", no_fork)
     assert fmt.format_files(files) == (first, [])
 
 
@@ -81,15 +82,15 @@ def test_no_helper_for_little_text_or_no_idle_cpu(cold: None, monkeypatch: pytes
     texts = {p: t for p, t in package(4).items() if isinstance(t, str)}
     assert fmt._helper_share(texts)
     assert not fmt._helper_share(dict(list(texts.items())[:1]))  # one new file: nothing to share
-    monkeypatch.setattr(fmt, "_spare_cpu", lambda: False)  # one CPU, or a busy machine
+    monkeypatch.setattr(forked, "spare_cpu", lambda: False)  # one CPU, or a busy machine
     assert not fmt._helper_share(texts)
-    monkeypatch.setattr(fmt, "_spare_cpu", lambda: True)
+    monkeypatch.setattr(forked, "spare_cpu", lambda: True)
     monkeypatch.setattr(fmt, "SHARE_BYTES", 10**9)
     assert not fmt._helper_share(texts)
 
 
 def test_helper_that_cannot_start_is_made_up_for(cold: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fmt, "_start", lambda texts: (None, None))  # no processes left, or a daemonic parent
+    monkeypatch.setattr(forked, "_start", lambda work: (None, None))  # no processes left, or a daemonic parent
     files = package(6)
     assert fmt.format_files(files) == (expected(files), [])
 
@@ -100,12 +101,3 @@ def test_the_heap_is_frozen_only_while_the_helper_runs(cold: None) -> None:
     assert gc.get_freeze_count() == 0
     fmt.format_files(package(6))
     assert gc.get_freeze_count() == 0
-
-
-@pytest.mark.parametrize(("cpus", "load", "spare"), [(2, 0.4, True), (2, 1.0, True), (2, 1.6, False), (1, 0.0, False)])
-def test_a_spare_cpu_is_an_idle_second_one(
-    monkeypatch: pytest.MonkeyPatch, cpus: int, load: float, spare: bool
-) -> None:
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))
-    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
-    assert fmt._spare_cpu() is spare

@@ -7,10 +7,27 @@ as its UTF-8 bytes instead, from the stage that serializes it to the one that wr
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 Content = str | bytes
 PIECE = 1 << 20  # characters (or bytes) encoded, counted or compared at a time
+
+class Deferred:
+    """A template variable's text that is still being made (by a helper process, see codegen/forked.py): made or
+    waited for when a file first needs it (render writes the files that only pass a variable through last)."""
+
+    def __init__(self, make: Callable[[], str]) -> None:
+        self._make: Callable[[], str] | None = make
+        self._text = ""
+
+    def __call__(self) -> str:
+        if self._make is not None:
+            self._text, self._make = self._make(), None
+        return self._text
+
+    def __str__(self) -> str:  # a template that writes it, {{ ... }}
+        return self()
+
 
 _CONTINUATION = bytes(range(0x80, 0xC0))  # the bytes that continue a character in UTF-8
 

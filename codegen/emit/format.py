@@ -5,31 +5,25 @@ formatted or compiled again, and black is imported only when some text is new. T
 leaves as it is, so black makes one pass over each file, not two (tests/test_black_clean.py).
 
 On a cold cache (a fresh CI machine: every file new) the new texts are shared with one forked helper process
-when there is enough of them and a second CPU is idle: black is deterministic, so the output is the same whichever process
-formats a file, and whatever the helper does not deliver (it failed, or took too long) is formatted here.
+(codegen/forked.py) when there is enough of them and a second CPU is idle: black is deterministic, so the output
+is the same whichever process formats a file, and whatever the helper does not deliver (it failed, or took too
+long) is formatted here.
 """
 
 from __future__ import annotations
 
 import gc
-import os
 import re
-import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
+from .. import forked
 from ..problems import Problem, error
 from . import cache
 from .files import Content
 from .render import DISCOVERY_FILES, FILES
 
-if TYPE_CHECKING:
-    from multiprocessing.connection import Connection
-    from multiprocessing.process import BaseProcess
-
 SHARE_BYTES = 64_000  # new text below this is formatted here only: a helper would not pay for its start
-HELPER_TIMEOUT = 300.0  # seconds the helper may take beyond this process's share before its files are done here
 
 
 def _black_version() -> str:
@@ -125,22 +119,24 @@ def _formatted(texts: Mapping[str, str]) -> dict[str, str]:
         return done
     import black  # noqa: F401 - imported before the fork: the helper inherits it
 
-    with _helper(theirs) as delivered:
+    with forked.Helper(lambda: _black_all(theirs)) as helper:
         for path in new.keys() - theirs.keys():  # this process's share (checked_format stores it)
             try:
                 done[path] = checked_format(new[path], path)
             except Exception:  # noqa: BLE001 - reported by format_files, which formats it again
                 continue
-        for path, found in delivered().items():
-            cache.store("black", names[path], found)
-            done[path] = found
+        delivered = helper.result() or {}
+        for path, found in delivered.items():
+            if path in theirs and isinstance(found, str):
+                cache.store("black", names[path], found)
+                done[path] = found
     return done
 
 
 def _helper_share(new: Mapping[str, str]) -> dict[str, str]:
     """The texts for a helper process: about half of `new` by size (the largest first, each to the lighter side);
-    none when there is little new text, no idle second CPU, or no safe fork."""
-    if len(new) < 2 or sum(map(len, new.values())) < SHARE_BYTES or not _spare_cpu() or not _can_fork():
+    none when there is little new text, or no helper may start (forked.available)."""
+    if len(new) < 2 or sum(map(len, new.values())) < SHARE_BYTES or not forked.available():
         return {}
     mine = theirs_size = 0
     theirs: dict[str, str] = {}
@@ -153,95 +149,16 @@ def _helper_share(new: Mapping[str, str]) -> dict[str, str]:
     return theirs
 
 
-def _spare_cpu() -> bool:
-    """Whether a second CPU is idle enough for a helper: 2+ CPUs this process may use, and a 1-minute load average
-    (this process included) at most one less. On a busy machine a helper would only take turns with this process."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return False
-    return cpus >= 2 and load <= cpus - 1
-
-
-def _can_fork() -> bool:
-    """Only where fork is the platform's own start method, and from a single thread (a lock another thread holds
-    at the fork would stay held in the helper)."""
-    import multiprocessing
-    import threading
-
-    return (
-        sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
-    )
-
-
-@contextmanager
-def _helper(texts: Mapping[str, str]) -> Iterator[Callable[[], dict[str, str]]]:
-    """A forked process formatting `texts`; yields a function returning what it delivered ({} if it could not be
-    started or failed); the helper is always ended on leaving."""
-    process: BaseProcess | None = None
-    reader: Connection | None = None
-    try:
-        process, reader = _start(texts)
-
-        def delivered() -> dict[str, str]:
-            if reader is None or not reader.poll(HELPER_TIMEOUT):
-                return {}
-            try:
-                found = reader.recv()
-            except (EOFError, OSError):
-                return {}
-            return {path: text for path, text in found.items() if path in texts and isinstance(text, str)}
-
-        yield delivered
-    finally:
-        if reader is not None:
-            reader.close()
-        if process is not None:
-            process.join(timeout=1.0)
-            if process.is_alive():
-                process.kill()
-                process.join()
-
-
-def _start(texts: Mapping[str, str]) -> tuple[BaseProcess | None, Connection | None]:
-    """The helper process and the end of the pipe it answers on; (None, None) when it cannot be started (no file
-    descriptors or processes left, or this process is a daemon, which may have none)."""
-    import multiprocessing
-
-    context = multiprocessing.get_context("fork")
-    try:
-        reader, writer = context.Pipe(duplex=False)
-    except OSError:
-        return None, None
-    try:
-        process = context.Process(target=_serve, args=(texts, writer), daemon=True)
-        process.start()
-    except Exception:  # noqa: BLE001 - OSError, or AssertionError in a daemonic process: formatted here instead
-        reader.close()
-        return None, None
-    finally:
-        writer.close()
-    return process, reader
-
-
-def _serve(texts: Mapping[str, str], writer: Connection) -> None:
-    """The helper: black's compiled output for each text it can format (those it cannot are formatted again, and
-    reported, by the parent)."""
+def _black_all(texts: Mapping[str, str]) -> dict[str, str]:
+    """The helper's work: black's compiled output for each text it can format (those it cannot are formatted
+    again, and reported, by the parent)."""
     out: dict[str, str] = {}
     for path, text in texts.items():
         try:
             out[path] = _black(text, path)
         except Exception:  # noqa: BLE001 - the parent formats it again and reports the error
             continue
-    try:
-        writer.send(out)
-        writer.close()
-    except OSError:  # the parent stopped waiting: it formats these itself
-        return
+    return out
 
 
 def template_of(path: str) -> str:

@@ -23,7 +23,7 @@ from ..surface.plans import ToolSpec
 from .cache import cache_root
 from .escape import FILTERS
 from .variables import all_variables, scheme_base
-from .files import Content, as_text, characters
+from .files import Content, Deferred, as_text, characters
 from .wire import MAX_LIST_BYTES, handshake_lines
 
 # template file name -> generated path ({package} is the import package)
@@ -236,6 +236,8 @@ def _take(context: dict[str, Any], variable: str, keep: bool) -> str | None:
     holder: Any = context
     for part in parents:
         holder = holder.get(part) if isinstance(holder, dict) else None
+    if isinstance(holder, dict) and isinstance(holder.get(last), Deferred):
+        holder[last] = holder[last]()  # made (or waited for) now that a file needs it
     if not isinstance(holder, dict) or type(holder.get(last)) is not str:
         return None
     text: str = holder[last] if keep else holder.pop(last)

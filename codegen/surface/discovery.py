@@ -17,9 +17,9 @@ from typing import Any, Literal
 
 from ..problems import Problem, warning
 from .plans import ToolSpec
-from .search_index import GROUP_CHARS, build_index, group_counts
+from .search_index import GROUP_CHARS, build_index, group_counts, group_of
 from .listing import listing_tokens as served_tokens
-from .tokens import listing_tokens
+from .tokens import listing_tokens, wire
 
 SurfaceName = Literal["tools", "discovery", "auto"]
 SURFACES: tuple[SurfaceName, ...] = ("tools", "discovery", "auto")
@@ -37,7 +37,6 @@ class Surface:
     listed: int  # tools in that listing
     tokens: int  # cl100k tokens of that tools/list
     pinned: tuple[str, ...] = ()  # tools listed directly next to the discovery tools
-    index: Mapping[str, Any] | None = None  # the search index (discovery only)
     meta: tuple[Mapping[str, Any], ...] = ()  # the four discovery tools (discovery only)
 
     def discovery_json(self) -> dict[str, Any]:
@@ -81,21 +80,30 @@ def choose(
             if patterns:
                 problems.append(warning("pinned tools matter only to the discovery surface; 'pin' ignored"))
             return Surface("tools", len(tools), tokens or 0), problems
-    index = build_index(tools)
-    meta = meta_tools(index, api_title)
+    meta = meta_tools(tools, api_title)
     pinned = tuple(name for name in pinned_tools(tools, patterns) if name not in META_NAMES)
     for pattern in patterns:
         if not any(_matches(tool, pattern) for tool in tools):
             problems.append(warning(f"pin {pattern!r} matches no tool"))
     by_name = {tool.name: tool for tool in tools if tool.name in pinned}
     listing = [*meta, *(by_name[name].to_json() for name in pinned)]
-    return Surface("discovery", len(listing), listing_tokens(listing), pinned, index, tuple(meta)), problems
+    return Surface("discovery", len(listing), listing_tokens(listing), pinned, tuple(meta)), problems
 
 
-def _groups_text(index: Mapping[str, Any]) -> str:
+def certainly_discovery(requested: SurfaceName, tools: int, cap: int | None = None) -> bool:
+    """Whether `choose` gives the discovery surface to `tools` tools whatever their listing's tokens."""
+    return requested == "discovery" or (requested == "auto" and (tools > MAX_TOOLS or (cap is not None and tools > cap)))
+
+
+def search_text(tools: Sequence[ToolSpec]) -> str:
+    """search.json's content (without its newline): the discovery surface's search index of `tools`, as sent."""
+    return wire(build_index(tools))
+
+
+def _groups_text(tools: Sequence[ToolSpec]) -> str:
     parts: list[str] = []
     size = 0
-    counts = group_counts(index)
+    counts = group_counts(group_of(tool) for tool in tools)
     for number, (group, count) in enumerate(counts):
         name = group if len(group) <= GROUP_CHARS else group[: GROUP_CHARS - 1] + "…"
         part = f"{name} ({count})"
@@ -107,9 +115,10 @@ def _groups_text(index: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def meta_tools(index: Mapping[str, Any], api_title: str) -> list[dict[str, Any]]:
-    """search_tools, describe_tool, call_tool and call_read_only_tool, as tools/list sends them."""
-    total = len(index["tools"])
+def meta_tools(tools: Sequence[ToolSpec], api_title: str) -> list[dict[str, Any]]:
+    """search_tools, describe_tool, call_tool and call_read_only_tool, as tools/list sends them (their descriptions
+    name the number of tools and their groups, as the search index has them)."""
+    total = len(tools)
     api = " ".join(api_title.split())[:80] or "the API"
     name_arg = {"type": "string", "description": "A tool name from search_tools."}
     arguments_arg = {"type": "object", "description": "The tool's arguments, as its inputSchema describes."}
@@ -139,7 +148,7 @@ def meta_tools(index: Mapping[str, Any], api_title: str) -> list[dict[str, Any]]
                 "in the API's own words where you know them (e.g. 'create an invoice', 'list members of a team'); "
                 "best matches first. Then describe_tool gives a tool's arguments, and call_tool (or "
                 "call_read_only_tool for reads) runs it.\n\n"
-                f"Groups, for `tag` (tools): {_groups_text(index)}."
+                f"Groups, for `tag` (tools): {_groups_text(tools)}."
             ),
             "inputSchema": {
                 "type": "object",

@@ -12,7 +12,7 @@ without output schemas (--compact) over the limit gets the input-schema savings,
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -43,24 +43,34 @@ def fit_listing(tools: Sequence[ToolSpec], limit: int = LISTING_TOKENS) -> tuple
 
 
 def fitted_listing(
-    tools: Sequence[ToolSpec], limit: int = LISTING_TOKENS, end: str = ""
+    tools: Sequence[ToolSpec],
+    limit: int = LISTING_TOKENS,
+    end: str = "",
+    ready: Callable[[list[ToolSpec]], None] | None = None,
 ) -> tuple[list[ToolSpec], list[Problem], bytes | None, int | None]:
     """fit_listing, and the text of the listing it returns (tools.json) when that was serialized on the way (a
     large API's listing is tens of megabytes: the listing with output schemas is counted only as far as the limit,
     the one returned is serialized and counted once), followed by `end` (tools.json's newline: the file's content
     is then this very object, not a copy of it), as UTF-8 bytes; and the tokens of the listing returned (listing_tokens)
-    when they were counted on the way."""
+    when they were counted on the way. `ready` is given the list of tools returned as soon as it is known, before
+    their listing is serialized or counted (work that needs only the tools can start then)."""
+    ready = ready or _ignore
     if len(tools) <= SMALL:  # a token is at least one character: a short listing need not be counted
         text = _text(tools)
         if len(text) <= limit:
-            return list(tools), [], (text + end).encode("utf-8"), None
+            same = list(tools)
+            ready(same)
+            return same, [], (text + end).encode("utf-8"), None
     writer = ListingText()  # the definitions the tools share: serialized and counted once
     _, before, _ = writer.measure([t.to_json() for t in tools], keep_text=False, stop_above=limit)
     if before <= limit:
-        return list(tools), [], (_text(tools) + end).encode("utf-8"), before
+        same = list(tools)
+        ready(same)
+        return same, [], (_text(same) + end).encode("utf-8"), before
     counted: Counted = {}  # the definitions the tools share, each walked once
     fitted = [_without_output_schema(t, counted) for t in tools]
     del counted
+    ready(fitted)
     if not any(t.output_schema is not None for t in tools):  # --compact: nothing a client would miss, no warning
         return fitted, [], None, None
     _, after, fitted_text = writer.measure([t.to_json() for t in fitted], end=end)
@@ -69,6 +79,10 @@ def fitted_listing(
         f"which brings it to {after:,}; results are still returned whole"
     )
     return fitted, [Problem(Level.WARNING, message, "")], fitted_text, after
+
+
+def _ignore(_: list[ToolSpec]) -> None:
+    pass
 
 
 def _without_output_schema(tool: ToolSpec, counted: Counted | None = None) -> ToolSpec:

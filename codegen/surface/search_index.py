@@ -404,7 +404,7 @@ def _tool_entry(
     }
 
 
-def group_counts(index: Mapping[str, Any]) -> list[tuple[str, int]]:
-    """(group, number of tools) by count, then name."""
-    counts = Counter(str(doc["group"]) for doc in index["tools"])
+def group_counts(groups: Iterable[str]) -> list[tuple[str, int]]:
+    """(group, number of tools) by count, then name, of each tool's group (the index's "group", group_of)."""
+    counts = Counter(groups)
     return sorted(counts.items(), key=lambda item: (-item[1], item[0].lower(), item[0]))

@@ -1,0 +1,93 @@
+"""Generation with helper processes (codegen/forked.py) writes the same package, warnings included, as without:
+the discovery surface's search index built by a helper while the listing is serialized and the package rendered,
+and made up for here when the helper fails. Real specs, the real pipeline."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from codegen import forked, pipeline
+from codegen.config import Config
+from codegen.pipeline import Result, generate
+
+from conftest import PETSTORE
+from named_specs import named_spec
+
+pytestmark = pytest.mark.skipif(not forked.can_fork(), reason="helpers fork: Linux only")
+
+
+@pytest.fixture
+def helpers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
+    """Helpers allowed whatever the machine's load; yields the search-index helpers started (black's, which a
+    cold cache may start too, aside)."""
+    started: list[Any] = []
+
+    class Counted(forked.Helper[Any]):
+        def __init__(self, work: Any) -> None:
+            super().__init__(work)
+            if "_SearchText" in work.__qualname__:
+                started.append(self)
+
+    monkeypatch.delenv(forked.SWITCH, raising=False)
+    monkeypatch.setattr(forked, "spare_cpu", lambda: True)
+    monkeypatch.setattr(forked, "Helper", Counted)
+    yield started
+
+
+def outcome(result: Result) -> tuple[dict[str, Any], list[str]]:
+    return dict(result.files), [str(problem) for problem in result.problems]
+
+
+@pytest.fixture(scope="module")
+def stripe() -> str:
+    return named_spec("stripe")
+
+
+@pytest.fixture(scope="module")
+def stripe_alone(stripe: str) -> tuple[dict[str, Any], list[str]]:
+    """Stripe's package generated with helpers off."""
+    previous = os.environ.get(forked.SWITCH)
+    os.environ[forked.SWITCH] = "0"
+    try:
+        return outcome(generate(Config(spec=stripe, validate=False)))
+    finally:
+        if previous is None:
+            del os.environ[forked.SWITCH]
+        else:
+            os.environ[forked.SWITCH] = previous
+
+
+def test_the_search_index_built_by_a_helper_is_the_same(
+    helpers: list[Any], stripe: str, stripe_alone: tuple[dict[str, Any], list[str]]
+) -> None:
+    files, problems = outcome(generate(Config(spec=stripe, validate=False)))
+    assert any(path.endswith("/search.json") for path in files)
+    assert len(helpers) == 1
+    assert files == stripe_alone[0] and problems == stripe_alone[1]
+
+
+def test_a_failed_index_helper_is_made_up_for(
+    helpers: list[Any], monkeypatch: pytest.MonkeyPatch, stripe: str, stripe_alone: tuple[dict[str, Any], list[str]]
+) -> None:
+    parent = os.getpid()
+    built = pipeline.search_text
+
+    def dies_in_the_helper(tools: Any) -> str:
+        if os.getpid() != parent:
+            os._exit(3)
+        return built(tools)
+
+    monkeypatch.setattr(pipeline, "search_text", dies_in_the_helper)
+    files, problems = outcome(generate(Config(spec=stripe, validate=False)))
+    assert len(helpers) == 1
+    assert files == stripe_alone[0] and problems == stripe_alone[1]
+
+
+def test_no_helper_for_a_small_api_or_the_tools_surface(helpers: list[Any], stripe: str) -> None:
+    generate(Config(spec=str(PETSTORE)))
+    generate(Config(spec=stripe, validate=False, surface="tools"))
+    assert helpers == []
