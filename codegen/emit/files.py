@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 Content = str | bytes
 PIECE = 1 << 20  # characters (or bytes) encoded, counted or compared at a time
 
+
 class Deferred:
     """A template variable's text that is still being made (by a helper process, see codegen/forked.py): made or
     waited for when a file first needs it (render writes the files that only pass a variable through last)."""

@@ -92,7 +92,9 @@ def choose(
 
 def certainly_discovery(requested: SurfaceName, tools: int, cap: int | None = None) -> bool:
     """Whether `choose` gives the discovery surface to `tools` tools whatever their listing's tokens."""
-    return requested == "discovery" or (requested == "auto" and (tools > MAX_TOOLS or (cap is not None and tools > cap)))
+    return requested == "discovery" or (
+        requested == "auto" and (tools > MAX_TOOLS or (cap is not None and tools > cap))
+    )
 
 
 def search_text(tools: Sequence[ToolSpec]) -> str:

@@ -6,6 +6,7 @@ annotations, inputs, outputs, budget, plans (the ToolSpec and RequestPlan it ret
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..problems import Level, Problem
@@ -16,6 +17,7 @@ from .annotations import tool_annotations
 from .budget import INPUT_BUDGET, OUTPUT_DEPTH
 from .inputs import build_input
 from .outputs import build_output
+from .parallel import map_operations
 from .plans import RequestPlan, ToolSpec
 from .results import with_results
 from .schemas import SchemaConverter
@@ -32,19 +34,22 @@ def map_tools(
 ) -> tuple[list[ToolSpec], list[Problem]]:
     """`output_depth`: $ref hops kept in output schemas (None: all); `compact`: no output schemas at all;
     `input_budget`: characters of definitions an input schema keeps whole (None: no limit)."""
-    converter = SchemaConverter(resolver, api.dialect)
     problems: list[Problem] = []
     names = _tool_names(api.operations, resolver, problems)
-    cleaned: Cleaned = {}
-    tools = [
-        _tool(op, names[op.path, op.method], converter, problems, output_depth, compact, input_budget, cleaned)
-        for op in api.operations
-    ]
-    del cleaned
-    shared: Cleaned = {}  # output definitions without `required`, done once for all the tools that share them
-    tools = [with_results(tool, resolver, problems, compact, shared) for tool in tools]  # next pages, fields, budget
-    del shared
-    return tools, problems + converter.problems
+
+    def mapped(operations: Sequence[Operation], converter: SchemaConverter, found: list[Problem]) -> list[ToolSpec]:
+        cleaned: Cleaned = {}
+        return [
+            _tool(op, names[op.path, op.method], converter, found, output_depth, compact, input_budget, cleaned)
+            for op in operations
+        ]
+
+    def shaped(tools: list[ToolSpec], found: list[Problem]) -> list[ToolSpec]:  # next pages, fields, budget
+        shared: Cleaned = {}  # output definitions without `required`, done once for all the tools that share them
+        return [with_results(tool, resolver, found, compact, shared) for tool in tools]
+
+    tools, found = map_operations(api.operations, resolver, api.dialect, mapped, shaped)  # large: in two processes
+    return tools, problems + found
 
 
 def _tool_names(operations: tuple[Operation, ...], resolver: Resolver, problems: list[Problem]) -> dict[Any, str]:
