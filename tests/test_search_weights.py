@@ -14,9 +14,7 @@ import bm25s
 import numpy as np
 import pytest
 
-from codegen.config import Config
-from codegen.pipeline import analyze
-from codegen.surface.search_index import SCALE, STOPWORDS, Analyzer, _words, build_index
+from codegen.surface.search_index import SCALE, STOPWORDS, Analyzer, _words
 from codegen.surface.search_weights import EMPTY, Postings, _field_scores, combined_postings
 
 from conftest import PETSTORE

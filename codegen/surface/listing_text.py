@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .token_chunks import ChunkTokens, TokenStream
+from .token_chunks import ChunkTokens
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 _key: Callable[[str], str] = json.encoder.encode_basestring  # a string as that encoder writes it (raw UTF-8)
