@@ -12,11 +12,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import __version__, forked
+from . import __version__
+from .ahead import Ahead
 from .emit.clients import client_setup
 from .config import Config
 from .emit.escape import safe_url
-from .emit.files import Content, Deferred
+from .emit.files import Content, characters
 from .emit.format import format_files
 from .spec.load import open_documents
 from .spec.policy import MB, ReadPolicy
@@ -37,7 +38,8 @@ from .spec.validate import validate
 from .emit.write import with_manifest
 from .spec.declared_security import overlay as overlay_security
 from .spec.overlay import apply_overlays
-from .surface.discovery import Surface, SurfaceName, certainly_discovery, choose, search_text
+from .surface.discovery import Surface, choose
+from .emit.wire import MAX_LIST_BYTES
 from .surface.tokens import wire
 
 
@@ -83,11 +85,11 @@ def _analyze(
     config: Config,
     progress: Progress,
     source: dict[str, str] | None,
-    ready: Callable[[list[ToolSpec]], None] | None = None,
+    ready: Callable[[Api, list[ToolSpec]], None] | None = None,
 ) -> tuple[Api | None, list[ToolSpec], list[Problem], bytes | None, int | None]:
     """analyze, and tools.json's content (the tools' listing and a newline, UTF-8) when fitting the listing serialized
-    it, and the listing's tokens (listing.listing_tokens) when it counted them. `ready` is given the tools returned
-    as soon as they are known (listing.fitted_listing's)."""
+    it, and the listing's tokens (listing.listing_tokens) when it counted them. `ready` is given the API and the
+    tools returned as soon as they are known (listing.fitted_listing's)."""
     progress(f"loading {config.spec}")
     policy = ReadPolicy(config.ref_root, config.allow_remote_refs, int(config.max_spec_mb * MB))
     documents, problems = open_documents(config.spec, policy)
@@ -155,7 +157,9 @@ def _analyze(
     read = documents.problems() + validated()  # the $refs that could not be read, each at its site
     del documents, original, document, resolver, pointers  # the spec is freed before the listing is serialized
     _give_back(len(tools))
-    tools, found, listing, counted = fitted_listing(tools, end="\n", ready=ready)  # tools.json's text and tokens
+    final = api  # not None here (the name the function below keeps)
+    known = (lambda fitted: ready(final, fitted)) if ready is not None else None
+    tools, found, listing, counted = fitted_listing(tools, end="\n", ready=known)  # tools.json's text and tokens
     problems += found + read
     if not tools and found_operations and not api.operations:
         problems.append(
@@ -169,7 +173,6 @@ def _analyze(
     return api, tools, problems, listing, counted
 
 
-HELPER_TOOLS = 200  # tools: below this the search index is built here (a helper would not pay for its start)
 LARGE = 1000  # tools: an API this large gives freed memory back to the system between stages
 
 
@@ -213,14 +216,14 @@ def project_for(config: Config, api: Api) -> Project:
 
 def generate(config: Config, progress: Progress = _quiet) -> Result:
     cap = tool_cap(config.clients)
-    with _SearchText(config.surface, cap) as search:
-        return _generate(config, progress, cap, search)
+    with Ahead(config.surface, cap, lambda api: project_for(config, api)) as ahead:
+        return _generate(config, progress, cap, ahead)
 
 
-def _generate(config: Config, progress: Progress, cap: int | None, search: _SearchText) -> Result:
+def _generate(config: Config, progress: Progress, cap: int | None, ahead: Ahead) -> Result:
     source: dict[str, str] = {}
     with _no_collection():
-        api, tools, problems, listing, counted = _analyze(config, progress, source, search.start)
+        api, tools, problems, listing, counted = _analyze(config, progress, source, ahead.start)
     _give_back(len(tools))
     if api is None or not tools:
         return Result(problems=tuple(problems), api=api)
@@ -236,8 +239,11 @@ def _generate(config: Config, progress: Progress, cap: int | None, search: _Sear
     extra = {
         "default_timeout": config.timeout,
         "clients": client_setup(project, base_url),
-        "discovery": _discovery_context(surface, config.surface, tools, search),
+        "discovery": _discovery_context(surface, config.surface, tools, ahead),
     }
+    handshake = ahead.handshake_jsonl(tools, project, api)  # made by a helper for a listing pre-serialized whole
+    if handshake is not None and listing is not None and characters(listing) - 1 <= MAX_LIST_BYTES:
+        extra["handshake_jsonl"] = handshake
     with _no_collection():  # not around black, whose syntax trees are cyclic garbage
         handed: list[Content] | None = [listing] if listing is not None else None
         del listing  # render holds it once: as tools.json
@@ -253,9 +259,7 @@ def _generate(config: Config, progress: Progress, cap: int | None, search: _Sear
     return Result(files, tuple(problems), api, tuple(tools), project, surface)
 
 
-def _discovery_context(
-    surface: Surface, requested: str, tools: list[ToolSpec], search: _SearchText
-) -> dict[str, Any] | None:
+def _discovery_context(surface: Surface, requested: str, tools: list[ToolSpec], ahead: Ahead) -> dict[str, Any] | None:
     """The templates' `discovery` variable: None for a package that serves only its tools. `outputs_json`: the
     output schemas a large listing left out, which describe_tool still shows (read on the first describe).
     `search_json` is made (or waited for) when the first file needs it: render writes search.json last."""
@@ -265,41 +269,8 @@ def _discovery_context(
     return {
         "surface": surface.name,
         "why": why,
-        "search_json": Deferred(lambda: search.text(tools)),
+        "search_json": ahead.search_json(tools),
         "discovery_json": wire(surface.discovery_json()),
         "outputs_json": wire({t.name: t.described_output for t in tools if t.described_output is not None}),
         "pinned": surface.pinned,
     }
-
-
-class _SearchText:
-    """search.json's content. For a large API certain to get the discovery surface, a helper process (forked.py)
-    builds the search index as soon as the tools are final, while this process serializes their listing and
-    renders; else, or when the helper does not deliver, the index is built here when search.json is written."""
-
-    def __init__(self, requested: SurfaceName, cap: int | None) -> None:
-        self._requested = requested
-        self._cap = cap
-        self._tools: list[ToolSpec] = []
-        self._helper: forked.Helper[str] | None = None
-
-    def start(self, tools: list[ToolSpec]) -> None:
-        if len(tools) < HELPER_TOOLS or not certainly_discovery(self._requested, len(tools), self._cap):
-            return
-        if forked.available():
-            self._tools = tools
-            self._helper = forked.Helper(lambda: search_text(tools))
-
-    def text(self, tools: list[ToolSpec]) -> str:
-        """search.json's content for `tools`: the helper's, when it built it for these very tools."""
-        helper, self._helper = self._helper, None
-        found = helper.result() if helper is not None else None
-        same = len(tools) == len(self._tools) and all(a is b for a, b in zip(tools, self._tools))
-        return found if isinstance(found, str) and same else search_text(tools)
-
-    def __enter__(self) -> _SearchText:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        if self._helper is not None:  # its index was not needed (or generation failed): stopped
-            self._helper.end()

@@ -1,6 +1,7 @@
 """Generation with helper processes (codegen/forked.py) writes the same package, warnings included, as without:
-the discovery surface's search index built by a helper while the listing is serialized and the package rendered,
-and made up for here when the helper fails. Real specs, the real pipeline."""
+the discovery surface's search index, or the tools surface's handshake, made by a helper while the listing is
+serialized and the package rendered (codegen/ahead.py), and made up for here when the helper fails. Real specs, the
+real pipeline."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from codegen import forked, pipeline
+from codegen import ahead, forked
 from codegen.config import Config
 from codegen.pipeline import Result, generate
 
@@ -22,14 +23,14 @@ pytestmark = pytest.mark.skipif(not forked.can_fork(), reason="helpers fork: Lin
 
 @pytest.fixture
 def helpers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
-    """Helpers allowed whatever the machine's load; yields the search-index helpers started (black's, which a
-    cold cache may start too, aside)."""
+    """Helpers allowed whatever the machine's load; yields the helpers ahead.py started (black's, which a cold cache
+    may start too, aside)."""
     started: list[Any] = []
 
     class Counted(forked.Helper[Any]):
         def __init__(self, work: Any) -> None:
             super().__init__(work)
-            if "_SearchText" in work.__qualname__:
+            if work.__qualname__.startswith("Ahead."):
                 started.append(self)
 
     monkeypatch.delenv(forked.SWITCH, raising=False)
@@ -47,18 +48,23 @@ def stripe() -> str:
     return named_spec("stripe")
 
 
-@pytest.fixture(scope="module")
-def stripe_alone(stripe: str) -> tuple[dict[str, Any], list[str]]:
-    """Stripe's package generated with helpers off."""
+def alone(config: Config) -> tuple[dict[str, Any], list[str]]:
+    """The package generated with helpers off."""
     previous = os.environ.get(forked.SWITCH)
     os.environ[forked.SWITCH] = "0"
     try:
-        return outcome(generate(Config(spec=stripe, validate=False)))
+        return outcome(generate(config))
     finally:
         if previous is None:
             del os.environ[forked.SWITCH]
         else:
             os.environ[forked.SWITCH] = previous
+
+
+@pytest.fixture(scope="module")
+def stripe_alone(stripe: str) -> tuple[dict[str, Any], list[str]]:
+    """Stripe's package (discovery surface) generated with helpers off."""
+    return alone(Config(spec=stripe, validate=False))
 
 
 def test_the_search_index_built_by_a_helper_is_the_same(
@@ -74,20 +80,29 @@ def test_a_failed_index_helper_is_made_up_for(
     helpers: list[Any], monkeypatch: pytest.MonkeyPatch, stripe: str, stripe_alone: tuple[dict[str, Any], list[str]]
 ) -> None:
     parent = os.getpid()
-    built = pipeline.search_text
+    built = ahead.search_text
 
     def dies_in_the_helper(tools: Any) -> str:
         if os.getpid() != parent:
             os._exit(3)
         return built(tools)
 
-    monkeypatch.setattr(pipeline, "search_text", dies_in_the_helper)
+    monkeypatch.setattr(ahead, "search_text", dies_in_the_helper)
     files, problems = outcome(generate(Config(spec=stripe, validate=False)))
     assert len(helpers) == 1
     assert files == stripe_alone[0] and problems == stripe_alone[1]
 
 
-def test_no_helper_for_a_small_api_or_the_tools_surface(helpers: list[Any], stripe: str) -> None:
+def test_the_handshake_made_by_a_helper_is_the_same(helpers: list[Any], stripe: str) -> None:
+    config = Config(spec=stripe, validate=False, surface="tools")
+    expected = alone(config)
+    files, problems = outcome(generate(config))
+    assert len(helpers) == 1 and any(path.endswith("/handshake.jsonl") for path in files)
+    assert files == expected[0] and problems == expected[1]
+
+
+def test_no_helper_for_a_small_api_or_an_undecided_surface(helpers: list[Any], stripe: str) -> None:
     generate(Config(spec=str(PETSTORE)))
-    generate(Config(spec=stripe, validate=False, surface="tools"))
+    generate(Config(spec=str(PETSTORE), surface="tools"))
+    generate(Config(spec=str(PETSTORE), surface="discovery"))
     assert helpers == []

@@ -173,7 +173,8 @@ def render(
     entries = [tool.to_json() for tool in tools] if size is None or size <= MAX_LIST_BYTES else None
     context = {**_context(api, tools, project, default_base_url, entries, listing), **(extra or {})}
     del listing
-    context.setdefault("handshake_jsonl", _handshake(entries, context, project, api, tools, size))
+    if "handshake_jsonl" not in context:  # else made already (ahead.py)
+        context["handshake_jsonl"] = _handshake(entries, context, project, api, tools, size)
     del entries
     files: dict[str, Content] = {target.format(package=project.package): "" for _, target in targets}
     problems: list[Problem] = renamed_templates(templates)
@@ -267,6 +268,12 @@ def _context(
         "environment": all_variables(project.env_prefix, schemes),
         "discovery": None,  # the pipeline sets it when the package serves the discovery surface
     }
+
+
+def tools_handshake(tools: Sequence[ToolSpec], project: Project, api: Api) -> str:
+    """handshake.jsonl of a package serving the tools surface whose listing is at most MAX_LIST_BYTES (as render
+    makes it)."""
+    return handshake_lines([tool.to_json() for tool in tools], project.dist, api.version)
 
 
 def _handshake(
