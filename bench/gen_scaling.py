@@ -31,9 +31,16 @@ from report import linear_fit  # noqa: E402
 from run import reference_seconds  # noqa: E402
 
 METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+
 def find_graph() -> str:
-    out = subprocess.run([sys.executable, str(ROOT / "tools" / "list-specs"), "--tsv", "--set", "directory"],
-                         capture_output=True, text=True, timeout=300, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "list-specs"), "--tsv", "--set", "directory"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
     for line in out.splitlines():
         if line.split("\t")[0].endswith("/microsoft.com/graph.json"):
             return line.split("\t")[0]
@@ -53,8 +60,19 @@ def subset(document: dict[str, Any], operations: int) -> tuple[dict[str, Any], i
 def measure(spec: Path, out: Path, timeout: float) -> dict[str, float]:
     """One `python -m codegen generate` process, as a user runs it (its exit included): wall seconds from spawn to
     exit, CPU seconds and peak RSS from the kernel's accounting of that process (wait4)."""
-    command = [sys.executable, "-m", "codegen", "generate", str(spec), "-o", str(out), "-q", "--name", "scaled",
-               "--no-validate"]
+    command = [
+        sys.executable,
+        "-m",
+        "codegen",
+        "generate",
+        str(spec),
+        "-o",
+        str(out),
+        "-q",
+        "--name",
+        "scaled",
+        "--no-validate",
+    ]
     with tempfile.TemporaryFile() as errors:
         start = time.perf_counter()
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors, cwd=ROOT)
@@ -98,17 +116,32 @@ def main() -> int:
             runs = [measure(path, Path(tmp) / f"out-{size}-{i}", a.timeout) for i in range(a.runs)]
             tools = len(json.loads(next((Path(tmp) / f"out-{size}-0" / "src").glob("*/tools.json")).read_text()))
             walls, cpus = [r["wall"] for r in runs], [r["cpu"] for r in runs]
-            points.append({
-                "operations": count, "tools": tools, "seconds": round(statistics.median(walls), 2),
-                "wall": {"min": round(min(walls), 2), "median": round(statistics.median(walls), 2), "max": round(max(walls), 2)},
-                "cpu_seconds": round(statistics.median(cpus), 2), "peak_mib": round(max(r["peak_mib"] for r in runs), 1),
-            })
+            points.append(
+                {
+                    "operations": count,
+                    "tools": tools,
+                    "seconds": round(statistics.median(walls), 2),
+                    "wall": {
+                        "min": round(min(walls), 2),
+                        "median": round(statistics.median(walls), 2),
+                        "max": round(max(walls), 2),
+                    },
+                    "cpu_seconds": round(statistics.median(cpus), 2),
+                    "peak_mib": round(max(r["peak_mib"] for r in runs), 1),
+                }
+            )
             print(f"[scaling] {count} operations: {points[-1]}", file=sys.stderr, flush=True)
     fit = linear_fit([p["operations"] for p in points], [p["cpu_seconds"] for p in points]) if len(points) > 1 else None
     result = {
-        "spec": spec, "spec_name": Path(spec).stem, "points": points, "fit": fit, "runs": a.runs,
-        "loadavg": load, "loadavg_end": [round(x, 2) for x in os.getloadavg()],
-        "date": time.strftime("%Y-%m-%dT%H:%M"), "reference_cpu_s": reference_seconds(),
+        "spec": spec,
+        "spec_name": Path(spec).stem,
+        "points": points,
+        "fit": fit,
+        "runs": a.runs,
+        "loadavg": load,
+        "loadavg_end": [round(x, 2) for x in os.getloadavg()],
+        "date": time.strftime("%Y-%m-%dT%H:%M"),
+        "reference_cpu_s": reference_seconds(),
         "how": f"{Path(spec).name} cut to its first path items, --no-validate, {a.runs} fresh generations per size",
     }
     Path(a.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")

@@ -63,10 +63,25 @@ class HttpServer:
         self.err = open(logs / f"http-{workers}w.stderr.log", "ab")
         self.procs: list[subprocess.Popen[bytes]] = []
         for port in self.ports:
-            argv = [a.python, "-m", "uvicorn", "--factory", "http_app:app", "--host", "127.0.0.1", "--port", str(port),
-                    "--workers", str(1 if separate else workers), "--log-level", "warning", "--no-access-log"]
-            proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=self.err, stderr=self.err,
-                                    start_new_session=True)
+            argv = [
+                a.python,
+                "-m",
+                "uvicorn",
+                "--factory",
+                "http_app:app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--workers",
+                str(1 if separate else workers),
+                "--log-level",
+                "warning",
+                "--no-access-log",
+            ]
+            proc = subprocess.Popen(
+                argv, env=env, stdin=subprocess.DEVNULL, stdout=self.err, stderr=self.err, start_new_session=True
+            )
             mcp_bench._LIVE_PGIDS.add(proc.pid)
             self.procs.append(proc)
         self.calls = self.errors = 0
@@ -180,8 +195,11 @@ def raw_request(port: int, headers: dict[str, str], payload: bytes) -> bytes:
 async def run(a: argparse.Namespace, upstream_url: str, servers: list[HttpServer]) -> None:
     import httpx
 
-    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json",
-               "mcp-protocol-version": PROTOCOL_VERSION}
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": PROTOCOL_VERSION,
+    }
     args = json.loads(a.args)
     async with httpx.AsyncClient(headers=headers, timeout=30) as hc:  # readiness only
         for srv in servers:
@@ -224,9 +242,12 @@ async def run(a: argparse.Namespace, upstream_url: str, servers: list[HttpServer
             srv.cpu += srv.tree_cpu() - cpu0
             for connection in connections:
                 connection.close()
-        print(f"[http_bench] round {rnd + 1}/{a.rounds}: "
-              + ", ".join(f"{s.workers}w {s.calls / max(s.seconds, 1e-9):.0f}/s" for s in servers),
-              file=sys.stderr, flush=True)
+        print(
+            f"[http_bench] round {rnd + 1}/{a.rounds}: "
+            + ", ".join(f"{s.workers}w {s.calls / max(s.seconds, 1e-9):.0f}/s" for s in servers),
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -238,9 +259,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--args", default="{}", help="its arguments, a JSON object")
     ap.add_argument("--workers", default="1,2", help="worker counts to compare (default 1,2)")
     ap.add_argument("--concurrency", type=int, default=16)
-    ap.add_argument("--balance", choices=("ports", "uvicorn"), default="ports",
-                    help="N workers as N processes on N ports behind the client's round-robin (default), or one "
-                         "`uvicorn --workers N` sharing one port")
+    ap.add_argument(
+        "--balance",
+        choices=("ports", "uvicorn"),
+        default="ports",
+        help="N workers as N processes on N ports behind the client's round-robin (default), or one "
+        "`uvicorn --workers N` sharing one port",
+    )
     ap.add_argument("--seconds", type=float, default=10.0, help="total load time per server (default 10)")
     ap.add_argument("--rounds", type=int, default=4, help="interleaved rounds (default 4)")
     ap.add_argument("--warmup", type=int, default=20)
@@ -259,9 +284,16 @@ def main(argv: list[str] | None = None) -> int:
     up = mcp_bench.Upstream(mcp_bench.DEFAULT_BODY, a.max_total + 120)
     up.start()
     servers: list[HttpServer] = []
-    result: dict[str, Any] = {"package": a.package, "tool": a.tool, "args": json.loads(a.args),
-                              "concurrency": a.concurrency, "balance": a.balance, "cpus": os.cpu_count(),
-                              "loadavg_start": [round(x, 2) for x in os.getloadavg()], "servers": []}
+    result: dict[str, Any] = {
+        "package": a.package,
+        "tool": a.tool,
+        "args": json.loads(a.args),
+        "concurrency": a.concurrency,
+        "balance": a.balance,
+        "cpus": os.cpu_count(),
+        "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+        "servers": [],
+    }
     try:
         servers = [HttpServer(int(w), a, up.base_url, logs) for w in a.workers.split(",")]
         runner = asyncio.run
@@ -271,12 +303,19 @@ def main(argv: list[str] | None = None) -> int:
             runner = uvloop.run
         runner(run(a, up.base_url, servers))
         for s in servers:
-            result["servers"].append({
-                "workers": s.workers, "calls": s.calls, "errors": s.errors, "error_sample": s.error_sample,
-                "seconds": round(s.seconds, 2), "calls_per_s": round(s.calls / s.seconds, 1) if s.seconds else None,
-                "server_cpu_us_per_call": round(s.cpu / s.calls * 1e6, 1) if s.calls else None,
-                "client_cpu_us_per_call": round(s.client_cpu / s.calls * 1e6, 1) if s.calls else None,
-                "memory": [mcp_bench.tree_memory(p.pid) for p in s.procs]})
+            result["servers"].append(
+                {
+                    "workers": s.workers,
+                    "calls": s.calls,
+                    "errors": s.errors,
+                    "error_sample": s.error_sample,
+                    "seconds": round(s.seconds, 2),
+                    "calls_per_s": round(s.calls / s.seconds, 1) if s.seconds else None,
+                    "server_cpu_us_per_call": round(s.cpu / s.calls * 1e6, 1) if s.calls else None,
+                    "client_cpu_us_per_call": round(s.client_cpu / s.calls * 1e6, 1) if s.calls else None,
+                    "memory": [mcp_bench.tree_memory(p.pid) for p in s.procs],
+                }
+            )
     except Exception as e:  # noqa: BLE001
         result["failed"] = f"{type(e).__name__}: {e}"
     finally:

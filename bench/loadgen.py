@@ -41,7 +41,10 @@ def tree_cpu(pid: int) -> float:
 
 async def run(a: argparse.Namespace) -> dict[str, Any]:
     proc = await asyncio.create_subprocess_exec(
-        *a.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        *a.command,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
         limit=1 << 30,
     )
     assert proc.stdin and proc.stdout
@@ -69,7 +72,9 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
         future = asyncio.get_running_loop().create_future()
         pending[next_id] = future
         assert proc.stdin
-        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": next_id, "method": method, "params": params}).encode() + b"\n")
+        proc.stdin.write(
+            json.dumps({"jsonrpc": "2.0", "id": next_id, "method": method, "params": params}).encode() + b"\n"
+        )
         return await asyncio.wait_for(future, a.timeout)
 
     try:

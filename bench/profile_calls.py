@@ -60,11 +60,19 @@ class Client:
 
 async def start(name: str, src: str, upstream: str, python: str, profile: str | None, protocol: str) -> Client:
     package = next(p.name for p in sorted(Path(src).iterdir()) if (p / "__main__.py").is_file())
-    env = {**os.environ, "PYTHONPATH": src, **server_environment(Path(src), package, upstream, python=python, dummy="bench")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": src,
+        **server_environment(Path(src), package, upstream, python=python, dummy="bench"),
+    }
     argv = [python, *(["-m", "cProfile", "-o", profile] if profile else []), "-m", package]
     proc = await asyncio.create_subprocess_exec(
-        *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=None if os.environ.get("PROFILE_CALLS_STDERR") else asyncio.subprocess.DEVNULL,
-        env=env, limit=1 << 30,
+        *argv,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=None if os.environ.get("PROFILE_CALLS_STDERR") else asyncio.subprocess.DEVNULL,
+        env=env,
+        limit=1 << 30,
     )
     client = Client(name, proc, protocol)
     if protocol == "2025-11-25":

@@ -78,9 +78,20 @@ def speed(m: dict[str, Any]) -> str:
 
 def table(results: dict[str, Any]) -> str:
     cols = [
-        "spec (ops)", "server", "generate s: median (min–max)", "cold start ms", "cold CPU ms", "tools",
-        "tools/list KiB", "tokens (cl100k)", "call µs p50", "call µs p99", "calls/s @16 (loadgen)",
-        "loadgen / server CPU µs per call", "RSS MiB at tools/list", "peak RSS MiB",
+        "spec (ops)",
+        "server",
+        "generate s: median (min–max)",
+        "cold start ms",
+        "cold CPU ms",
+        "tools",
+        "tools/list KiB",
+        "tokens (cl100k)",
+        "call µs p50",
+        "call µs p99",
+        "calls/s @16 (loadgen)",
+        "loadgen / server CPU µs per call",
+        "RSS MiB at tools/list",
+        "peak RSS MiB",
     ]
     rows = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for name, r in results["specs"].items():
@@ -140,32 +151,58 @@ def targets(results: dict[str, Any], scaling: dict[str, Any] | None) -> list[tup
         out.append(("GitHub spawn → tools/list ≤ 300 ms", f"{cold:,.0f} ms", cold <= 300))
         node_cold = get(node, "cold_start_ms", "median")
         out.append(
-            ("… and below the Node server's", f"{cold:,.0f} vs {num(node_cold)} ms = {ratio(cold, node_cold)}",
-             None if node_cold is None else cold < node_cold)
+            (
+                "… and below the Node server's",
+                f"{cold:,.0f} vs {num(node_cold)} ms = {ratio(cold, node_cold)}",
+                None if node_cold is None else cold < node_cold,
+            )
         )
         for label, other in (("SDK floor (same tools)", floor), ("no-SDK floor (same tools)", nosdk)):
             value = get(other, "cold_start_ms", "median")
-            out.append((f"GitHub cold start vs the {label}", f"{cold:,.0f} vs {num(value)} ms = {ratio(cold, value)}", None))
+            out.append(
+                (f"GitHub cold start vs the {label}", f"{cold:,.0f} vs {num(value)} ms = {ratio(cold, value)}", None)
+            )
     p50, node_p50 = get(g, "call", "us", "median"), get(node, "call", "us", "median")
     if p50 is not None:
-        out.append(("GitHub per-call p50 ≤ Node's", f"{p50:,.0f} vs {num(node_p50)} µs",
-                    None if node_p50 is None else p50 <= node_p50))
+        out.append(
+            (
+                "GitHub per-call p50 ≤ Node's",
+                f"{p50:,.0f} vs {num(node_p50)} µs",
+                None if node_p50 is None else p50 <= node_p50,
+            )
+        )
     tp, node_tp = get(g, "loadgen", "calls_per_s", "median"), get(node, "loadgen", "calls_per_s", "median")
     if tp is not None:
-        out.append(("GitHub calls/s @16 (second-process load generator), beside Node's",
-                    f"{tp:,.0f} vs {num(node_tp)} = {ratio(tp, node_tp)}", None))
+        out.append(
+            (
+                "GitHub calls/s @16 (second-process load generator), beside Node's",
+                f"{tp:,.0f} vs {num(node_tp)} = {ratio(tp, node_tp)}",
+                None,
+            )
+        )
     rss = get(g, "mem_after_list", "rss_mib")
     if rss is not None:
-        out.append(("GitHub RSS after tools/list ≤ 80 MiB", f"{rss:.0f} MiB (peak {num(get(g, 'mem_after_calls', 'hwm_mib'))})",
-                    rss <= 80))
+        out.append(
+            (
+                "GitHub RSS after tools/list ≤ 80 MiB",
+                f"{rss:.0f} MiB (peak {num(get(g, 'mem_after_calls', 'hwm_mib'))})",
+                rss <= 80,
+            )
+        )
     for spec, limit in (("petstore", 0.8), ("github", 1.5)):
         gen = get(results, "specs", spec, "generate", "ours") or {}
         node_gen = get(results, "specs", spec, "generate", "omg") or {}
         if gen.get("seconds") is not None:
             node_s = sum(node_gen.get(k) or 0 for k in ("generate_s", "install_s", "build_s")) or None
-            out.append((f"{spec} generation ≤ {limit} s", f"{spread(gen.get('wall'), '{:.2f}')} s wall, "
-                        f"{num(gen.get('cpu_seconds'), '{:.2f}')} s CPU; Node {num(node_s, '{:.2f}')} s = "
-                        f"{ratio(gen['seconds'], node_s)}", gen["seconds"] <= limit))
+            out.append(
+                (
+                    f"{spec} generation ≤ {limit} s",
+                    f"{spread(gen.get('wall'), '{:.2f}')} s wall, "
+                    f"{num(gen.get('cpu_seconds'), '{:.2f}')} s CPU; Node {num(node_s, '{:.2f}')} s = "
+                    f"{ratio(gen['seconds'], node_s)}",
+                    gen["seconds"] <= limit,
+                )
+            )
     if scaling:
         big = max(scaling.get("points") or [{}], key=lambda p: p.get("operations", 0))
         if big.get("seconds"):
@@ -173,15 +210,23 @@ def targets(results: dict[str, Any], scaling: dict[str, Any] | None) -> list[tup
             reference = scaling.get("reference_cpu_s")
             at = f", {scaling['date']}" if scaling.get("date") else ""
             speed_note = f", machine speed {reference:.2f} s" if reference is not None else ""
-            out.append((f"{scaling.get('spec_name', 'largest')} ({big['operations']:,} ops) generation ≤ 6 s and ≤ 400 MiB",
-                        f"{spread(big.get('wall'), '{:.2f}')} s wall, {num(big.get('cpu_seconds'), '{:.2f}')} s CPU, "
-                        f"{big.get('peak_mib', 0):.0f} MiB (bench/gen_scaling.py{at}, load average {load}{speed_note})",
-                        big["seconds"] <= 6 and big.get("peak_mib", 0) <= 400))
+            out.append(
+                (
+                    f"{scaling.get('spec_name', 'largest')} ({big['operations']:,} ops) generation ≤ 6 s and ≤ 400 MiB",
+                    f"{spread(big.get('wall'), '{:.2f}')} s wall, {num(big.get('cpu_seconds'), '{:.2f}')} s CPU, "
+                    f"{big.get('peak_mib', 0):.0f} MiB (bench/gen_scaling.py{at}, load average {load}{speed_note})",
+                    big["seconds"] <= 6 and big.get("peak_mib", 0) <= 400,
+                )
+            )
         fit = scaling.get("fit") or {}
         if fit:
-            out.append(("generation grows linearly (10 → 11,000 ops)",
-                        f"CPU seconds = {fit['intercept']:.2f} + {fit['slope_ms']:.3f} ms × operations, R² = {fit['r2']:.3f}",
-                        fit["r2"] >= 0.95))
+            out.append(
+                (
+                    "generation grows linearly (10 → 11,000 ops)",
+                    f"CPU seconds = {fit['intercept']:.2f} + {fit['slope_ms']:.3f} ms × operations, R² = {fit['r2']:.3f}",
+                    fit["r2"] >= 0.95,
+                )
+            )
     return out
 
 
@@ -196,19 +241,28 @@ def scaling_table(scaling: dict[str, Any]) -> str:
     lines = [
         f"Generation time and memory against the number of operations ({scaling.get('how', '')}); "
         f"{scaling.get('date', '?')}, load average {'/'.join(map(str, scaling.get('loadavg', [])))}"
-        + (f", machine speed {scaling['reference_cpu_s']:.2f} s (bench/run.py's REFERENCE)"
-           if scaling.get("reference_cpu_s") is not None else "") + ":",
+        + (
+            f", machine speed {scaling['reference_cpu_s']:.2f} s (bench/run.py's REFERENCE)"
+            if scaling.get("reference_cpu_s") is not None
+            else ""
+        )
+        + ":",
         "",
         "| operations | tools | wall s: median (min–max) | CPU s | peak RSS MiB |",
         "|---|---|---|---|---|",
     ]
     for p in scaling.get("points", []):
-        lines.append(f"| {p['operations']:,} | {num(p.get('tools'))} | {spread(p.get('wall'), '{:.2f}')} | "
-                     f"{num(p.get('cpu_seconds'), '{:.2f}')} | {num(p.get('peak_mib'))} |")
+        lines.append(
+            f"| {p['operations']:,} | {num(p.get('tools'))} | {spread(p.get('wall'), '{:.2f}')} | "
+            f"{num(p.get('cpu_seconds'), '{:.2f}')} | {num(p.get('peak_mib'))} |"
+        )
     fit = scaling.get("fit")
     if fit:
-        lines += ["", f"Least-squares fit: CPU seconds = {fit['intercept']:.3f} + {fit['slope_ms']:.4f} ms × operations, "
-                  f"R² = {fit['r2']:.4f} (CPU seconds; residuals within {fit['max_residual']:.2f} s)."]
+        lines += [
+            "",
+            f"Least-squares fit: CPU seconds = {fit['intercept']:.3f} + {fit['slope_ms']:.4f} ms × operations, "
+            f"R² = {fit['r2']:.4f} (CPU seconds; residuals within {fit['max_residual']:.2f} s).",
+        ]
     return "\n".join(lines)
 
 
@@ -216,19 +270,27 @@ def replace(path: Path, start: str, end: str, body: str) -> None:
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     block = f"{start}\n{body}\n{end}"
     if start in text and end in text:
-        text = text[: text.index(start)] + block + text[text.index(end) + len(end):]
+        text = text[: text.index(start)] + block + text[text.index(end) + len(end) :]
     else:
         text = text.rstrip("\n") + "\n\n" + block + "\n"
     path.write_text(text, encoding="utf-8")
 
 
-def write_all(results: dict[str, Any] | None, scaling: dict[str, Any] | None, readme: Path,
-              project_readme: Path | None) -> None:
+def write_all(
+    results: dict[str, Any] | None, scaling: dict[str, Any] | None, readme: Path, project_readme: Path | None
+) -> None:
     parts, headline = [], []
     if results:
         rows = targets(results, scaling)
-        parts += [when(results) + " Raw JSON: `bench/results/`.", "", table(results), "",
-                  "Targets (ratios within this run):", "", targets_table(rows)]
+        parts += [
+            when(results) + " Raw JSON: `bench/results/`.",
+            "",
+            table(results),
+            "",
+            "Targets (ratios within this run):",
+            "",
+            targets_table(rows),
+        ]
         headline += [when(results), "", targets_table(rows)]
     if scaling:
         parts += ["", scaling_table(scaling)]
@@ -238,9 +300,19 @@ def write_all(results: dict[str, Any] | None, scaling: dict[str, Any] | None, re
         return
     replace(readme, START, END, "\n".join(parts))
     if project_readme is not None:
-        replace(project_readme, SUMMARY_START, SUMMARY_END,
-                "\n".join(headline + ["", "Every figure: median of the runs (min–max in bench/README.md), "
-                                      "generated by `bench/report.py` from `bench/results/`."]))
+        replace(
+            project_readme,
+            SUMMARY_START,
+            SUMMARY_END,
+            "\n".join(
+                headline
+                + [
+                    "",
+                    "Every figure: median of the runs (min–max in bench/README.md), "
+                    "generated by `bench/report.py` from `bench/results/`.",
+                ]
+            ),
+        )
 
 
 def linear_fit(xs: list[float], ys: list[float]) -> dict[str, float]:

@@ -101,7 +101,7 @@ def test_the_handshake_made_by_a_helper_is_the_same(helpers: list[Any], stripe: 
     assert files == expected[0] and problems == expected[1]
 
 
-def test_no_helper_for_a_small_api_or_an_undecided_surface(helpers: list[Any], stripe: str) -> None:
+def test_no_helper_for_a_small_api(helpers: list[Any]) -> None:
     generate(Config(spec=str(PETSTORE)))
     generate(Config(spec=str(PETSTORE), surface="tools"))
     generate(Config(spec=str(PETSTORE), surface="discovery"))

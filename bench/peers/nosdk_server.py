@@ -35,7 +35,9 @@ class Pool:
         conn = self.idle.pop() if self.idle else await asyncio.open_connection(self.host, self.port)
         reader, writer = conn
         target = self.prefix + (path if path.startswith("/") else "/" + path)
-        writer.write(f"GET {target} HTTP/1.1\r\nhost: {self.host}:{self.port}\r\naccept: application/json\r\n\r\n".encode())
+        writer.write(
+            f"GET {target} HTTP/1.1\r\nhost: {self.host}:{self.port}\r\naccept: application/json\r\n\r\n".encode()
+        )
         status_line = await reader.readline()
         status = int(status_line.split()[1])
         length, chunked = 0, False
