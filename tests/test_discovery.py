@@ -281,13 +281,21 @@ def discovery_package(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str
 
 
 def load_search(files: dict[str, str], tmp_path: Path) -> ModuleType:
-    path = tmp_path / "search_module.py"
-    path.write_text(files["src/petd/search.py"], encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("search_module", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The generated search.py, imported from a package of its own (with query.py, which it imports)."""
+    folder = tmp_path / "petd_search"
+    folder.mkdir(exist_ok=True)
+    (folder / "__init__.py").write_text("", encoding="utf-8")
+    for name in ("search.py", "query.py"):
+        (folder / name).write_text(files[f"src/petd/{name}"], encoding="utf-8")
+    for name in ("petd_search", "petd_search.query", "petd_search.search"):
+        spec = importlib.util.spec_from_file_location(
+            name, folder / ("__init__.py" if name == "petd_search" else name.split(".")[1] + ".py")
+        )
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules["petd_search.search"]
 
 
 VALUE_QUERIES = [
@@ -355,10 +363,11 @@ def test_generated_search_stems_and_ranks_as_the_generator(discovery_package: di
     for text in VALUE_QUERIES + HINT_QUERIES:
         assert index.query(text) == analyzer.query(text), text
         assert index.hints(text) == analyzer.hints(text, data["intent"]), text
+    said = sys.modules["petd_search.query"]  # the query's words, beside search.py
     for name in ("EMAIL", "URL", "FILE", "EXTENSIONS", "DOMAINS", "PUNCTUATION", "MAX_VALUES"):
-        assert getattr(search, f"_{name}") == getattr(search_query, name), name
+        assert getattr(said, name) == getattr(search_query, name), name
     for name in ("NAMED", "HYPHENATED", "NUMBER", "ID", "MAX_BEFORE", "VALUE_LIKE", "KEY", "KEY_WORD"):
-        assert getattr(search, f"_{name}") == getattr(search_query, name), name
+        assert getattr(said, name) == getattr(search_query, name), name
     assert search._MAX_MEANINGS == MAX_MEANINGS
     for prefix in ("pe", "or", "us", "ca", "x", ""):
         assert index.id_nouns(prefix) == id_nouns(data, prefix), prefix

@@ -78,6 +78,7 @@ FILES: tuple[tuple[str, str], ...] = (
 DISCOVERY_FILES: tuple[tuple[str, str], ...] = (
     ("discovery.py.jinja", "src/{package}/discovery.py"),
     ("search.py.jinja", "src/{package}/search.py"),
+    ("query.py.jinja", "src/{package}/query.py"),
     ("search.json.jinja", "src/{package}/search.json"),
     ("discovery.json.jinja", "src/{package}/discovery.json"),
     ("outputs.json.jinja", "src/{package}/outputs.json"),
