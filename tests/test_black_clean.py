@@ -60,6 +60,7 @@ TOOLS_FILES = {
     "tests/test_server.py",
     "tests/support.py",
     "tests/samples.py",
+    "tests/sample_values.py",
     "tests/test_security.py",
     "tests/test_oauth.py",
     "tests/test_limits.py",

@@ -22,6 +22,7 @@ NAMES = itertools.count()
 def generated(petstore_package: Path) -> ModuleType:
     """The petstore package's generated tests/samples.py, imported as a module."""
     sys.path.insert(0, str(petstore_package / "src"))
+    sys.path.insert(0, str(petstore_package / "tests"))  # samples.py imports sample_values.py beside it
     spec = importlib.util.spec_from_file_location("petstore_samples", petstore_package / "tests" / "samples.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

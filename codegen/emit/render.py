@@ -66,6 +66,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("conftest.py.jinja", "tests/conftest.py"),
     ("support.py.jinja", "tests/support.py"),
     ("samples.py.jinja", "tests/samples.py"),
+    ("sample_values.py.jinja", "tests/sample_values.py"),
     ("test_server.py.jinja", "tests/test_server.py"),
     ("test_security.py.jinja", "tests/test_security.py"),
     ("test_oauth.py.jinja", "tests/test_oauth.py"),
