@@ -52,6 +52,7 @@ TOOLS_FILES = {
     "src/petstore/web.py",
     "src/petstore/settings.py",
     "src/petstore/shaping.py",
+    "src/petstore/fitting.py",
     "src/petstore/stdio.py",
     "src/petstore/upstream.py",
     "src/petstore/validation.py",

@@ -49,6 +49,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("responses.py.jinja", "src/{package}/responses.py"),
     ("paging.py.jinja", "src/{package}/paging.py"),
     ("shaping.py.jinja", "src/{package}/shaping.py"),
+    ("fitting.py.jinja", "src/{package}/fitting.py"),
     ("links.py.jinja", "src/{package}/links.py"),
     ("auth.py.jinja", "src/{package}/auth.py"),
     ("oauth.py.jinja", "src/{package}/oauth.py"),
