@@ -68,7 +68,12 @@ TOOLS_FILES = {
     "tests/test_responses.py",
     "tests/test_hostile.py",
 }
-DISCOVERY_FILES = TOOLS_FILES | {"src/petstore/search.py", "src/petstore/query.py", "src/petstore/discovery.py", "tests/test_discovery.py"}
+DISCOVERY_FILES = TOOLS_FILES | {
+    "src/petstore/search.py",
+    "src/petstore/query.py",
+    "src/petstore/discovery.py",
+    "tests/test_discovery.py",
+}
 
 
 def rendered(monkeypatch: pytest.MonkeyPatch, surface: str, name: str = "petstore") -> dict[str, str]:

@@ -287,10 +287,9 @@ def load_search(files: dict[str, str], tmp_path: Path) -> ModuleType:
     (folder / "__init__.py").write_text("", encoding="utf-8")
     for name in ("search.py", "query.py"):
         (folder / name).write_text(files[f"src/petd/{name}"], encoding="utf-8")
-    for name in ("petd_search", "petd_search.query", "petd_search.search"):
-        spec = importlib.util.spec_from_file_location(
-            name, folder / ("__init__.py" if name == "petd_search" else name.split(".")[1] + ".py")
-        )
+    modules = {"petd_search": "__init__.py", "petd_search.query": "query.py", "petd_search.search": "search.py"}
+    for name, file in modules.items():
+        spec = importlib.util.spec_from_file_location(name, folder / file)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module

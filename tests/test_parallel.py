@@ -50,15 +50,9 @@ def stripe() -> str:
 
 def alone(config: Config) -> tuple[dict[str, Any], list[str]]:
     """The package generated with helpers off."""
-    previous = os.environ.get(forked.SWITCH)
-    os.environ[forked.SWITCH] = "0"
-    try:
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setenv(forked.SWITCH, "0")
         return outcome(generate(config))
-    finally:
-        if previous is None:
-            del os.environ[forked.SWITCH]
-        else:
-            os.environ[forked.SWITCH] = previous
 
 
 @pytest.fixture(scope="module")

@@ -70,16 +70,12 @@ def choose(
     """The surface to generate: `requested`, with `auto` resolved (`cap`: the most tools a named client takes).
     The tools surface's tokens are those of its tools.json (`counted`, when the listing was counted already)."""
     problems: list[Problem] = []
-    over_cap = cap is not None and len(tools) > cap
-    if requested == "tools" or (requested == "auto" and not over_cap):
-        if requested == "tools" or len(tools) <= MAX_TOOLS:  # else it is discovery whatever the count
-            tokens: int | None = counted if counted is not None else served_tokens(tools)
-        else:
-            tokens = None
-        if requested == "tools" or (tokens is not None and tokens <= MAX_TOKENS):
+    if not certainly_discovery(requested, len(tools), cap):  # `tools`, or `auto` on few tools: as their tokens say
+        tokens = counted if counted is not None else served_tokens(tools)
+        if requested == "tools" or tokens <= MAX_TOKENS:
             if patterns:
                 problems.append(warning("pinned tools matter only to the discovery surface; 'pin' ignored"))
-            return Surface("tools", len(tools), tokens or 0), problems
+            return Surface("tools", len(tools), tokens), problems
     meta = meta_tools(tools, api_title)
     pinned = tuple(name for name in pinned_tools(tools, patterns) if name not in META_NAMES)
     for pattern in patterns:
