@@ -184,6 +184,8 @@ def apply_overrides(
 
 
 def _changed(tool: ToolSpec, name: str, changes: Mapping[str, Any]) -> ToolSpec:
+    if not changes and name == tool.name:
+        return tool  # nothing to change (most tools): no copy
     title = changes.get("title", tool.title)
     annotations = dict(tool.annotations)
     if "title" in changes:

@@ -42,6 +42,8 @@ def apply_profiles(
         if rules.gemini:
             tool, renames = fit_arg_names(tool, rules)
             args_renamed += len(renames)
+        if shaper is None and type(tool.input_schema) is dict and tool.input_schema.get("type") == "object":
+            continue  # already what every client takes: no copy
         schema = dict(tool.input_schema)
         if shaper is not None:
             schema, cuts = inline_refs(schema)
