@@ -36,6 +36,7 @@ TOOLS_FILES = {
     "src/petstore/handshake.py",
     "src/petstore/links.py",
     "src/petstore/oauth.py",
+    "src/petstore/exchange.py",
     "src/petstore/paging.py",
     "src/petstore/requests.py",
     "src/petstore/plans.py",

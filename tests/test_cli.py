@@ -187,3 +187,11 @@ def test_the_command_flushes_everything_it_wrote_before_ending() -> None:
     assert result.returncode == 0, result.stderr
     assert len(result.stdout.splitlines()) == len(describe_templates())
     assert result.stdout.endswith("\n")
+
+
+def test_every_template_is_in_the_documented_table() -> None:
+    """docs/custom.md's table of templates names each one a user can override (render.FILES, DISCOVERY_FILES)."""
+    from codegen.emit.render import DISCOVERY_FILES, FILES
+
+    table = (Path(__file__).resolve().parent.parent / "docs" / "custom.md").read_text(encoding="utf-8")
+    assert [template for template, _ in FILES + DISCOVERY_FILES if f"`{template}`" not in table] == []

@@ -53,6 +53,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("links.py.jinja", "src/{package}/links.py"),
     ("auth.py.jinja", "src/{package}/auth.py"),
     ("oauth.py.jinja", "src/{package}/oauth.py"),
+    ("exchange.py.jinja", "src/{package}/exchange.py"),
     ("resource.py.jinja", "src/{package}/resource.py"),
     ("validation.py.jinja", "src/{package}/validation.py"),
     ("upstream.py.jinja", "src/{package}/upstream.py"),

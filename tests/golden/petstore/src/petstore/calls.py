@@ -80,7 +80,7 @@ class Calls:
         if (
             settings.upstream_auth != "static"
         ):  # per caller (HTTP with OAuth only; stdio keeps the environment's)
-            from .oauth import UpstreamCredential
+            from .exchange import UpstreamCredential
 
             self.upstream_credential = UpstreamCredential(settings, transport)
         self.level: types.LoggingLevel = "warning"
