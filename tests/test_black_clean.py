@@ -34,6 +34,7 @@ TOOLS_FILES = {
     "src/petstore/auth.py",
     "src/petstore/decoding.py",
     "src/petstore/handshake.py",
+    "src/petstore/greeting.py",
     "src/petstore/links.py",
     "src/petstore/oauth.py",
     "src/petstore/exchange.py",

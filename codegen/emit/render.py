@@ -63,6 +63,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("tools.json.jinja", "src/{package}/tools.json"),
     ("handshake.jsonl.jinja", "src/{package}/handshake.jsonl"),
     ("handshake.py.jinja", "src/{package}/handshake.py"),
+    ("greeting.py.jinja", "src/{package}/greeting.py"),
     ("routes.json.jinja", "src/{package}/routes.json"),
     ("py.typed.jinja", "src/{package}/py.typed"),
     ("conftest.py.jinja", "tests/conftest.py"),

@@ -25,6 +25,14 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from .greeting import (
+    MODERN,
+    modern_envelope,
+    plain_capabilities,
+    plain_info,
+    written_id,
+)
+
 PREFIX = "PETSTORE"
 FORMAT = 1
 HANDSHAKE = (
@@ -33,13 +41,7 @@ HANDSHAKE = (
     "2025-06-18",
     "2025-11-25",
 )  # the SDK's handshake-era versions
-MODERN = "2026-07-28"
 SURFACE = "tools"  # the surface handshake.jsonl lists
-META = "io.modelcontextprotocol/"
-CAPABILITY_KEYS = frozenset(
-    {"roots", "sampling", "elicitation", "experimental", "tasks", "extensions"}
-)
-INFO_KEYS = frozenset({"name", "version", "title", "description", "websiteUrl"})
 OPENER = "fast-start-opener"  # id of the server/discover replayed to open a 2026-07-28 connection in the SDK
 MAX_LINE = 1 << 20  # a longer first message is handed to the SDK as it is
 SWITCH_INTERVAL = (
@@ -133,74 +135,6 @@ def _settings_valid() -> bool:
     except (SystemExit, ValueError):
         return False
     return settings.log_level in logging.getLevelNamesMapping()
-
-
-def _info(value: Any) -> bool:
-    """A client's Implementation as the SDK accepts it without question (icons and the like: hand over)."""
-    return (
-        isinstance(value, dict)
-        and isinstance(value.get("name"), str)
-        and isinstance(value.get("version"), str)
-        and INFO_KEYS.issuperset(value)
-        and all(isinstance(v, str) for v in value.values())
-    )
-
-
-def _capabilities(value: Any) -> bool:
-    """Client capabilities of a plain shape (keys the SDK's models do not know are ignored by them too)."""
-    if not isinstance(value, dict):
-        return False
-    for key, inner in value.items():
-        if key not in CAPABILITY_KEYS:
-            continue
-        if not isinstance(inner, dict) or key == "tasks":
-            return False
-        if key == "roots" and not all(
-            k == "listChanged" and isinstance(v, bool) for k, v in inner.items()
-        ):
-            return False
-        if key in ("sampling", "elicitation") and not all(
-            isinstance(v, dict) and not v for v in inner.values()
-        ):
-            return False
-        if key in ("experimental", "extensions") and not all(
-            isinstance(v, dict) for v in inner.values()
-        ):
-            return False
-    return True
-
-
-def _modern_meta(params: Any) -> bool:
-    """`params` is exactly a 2026-07-28 request envelope, with nothing else."""
-    if (
-        not isinstance(params, dict)
-        or set(params) != {"_meta"}
-        or not isinstance(params["_meta"], dict)
-    ):
-        return False
-    meta = params["_meta"]
-    return (
-        set(meta)
-        == {META + "protocolVersion", META + "clientInfo", META + "clientCapabilities"}
-        and meta[META + "protocolVersion"] == MODERN
-        and _info(meta[META + "clientInfo"])
-        and _capabilities(meta[META + "clientCapabilities"])
-    )
-
-
-def _request_id(value: Any) -> bytes | None:
-    """The id as the SDK writes it back, for ids it writes exactly as given (else None: hand over)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value).encode()
-    if (
-        isinstance(value, str)
-        and value.isascii()
-        and value.isprintable()
-        and '"' not in value
-        and "\\" not in value
-    ):
-        return b'"' + value.encode() + b'"'
-    return None
 
 
 class FastStart:
@@ -323,7 +257,7 @@ class FastStart:
                 return None
             self.replay.append(line)
             return b""
-        request_id = _request_id(message["id"])
+        request_id = written_id(message["id"])
         params = message.get("params")
         if request_id is None or not isinstance(method, str):
             return None
@@ -346,7 +280,7 @@ class FastStart:
         elif (
             method in ("server/discover", "tools/list")
             and self.era in (None, "modern")
-            and _modern_meta(params)
+            and modern_envelope(params)
         ):
             result = self.answers.get(f"{method} {MODERN}", b"")
             if (
@@ -378,8 +312,8 @@ class FastStart:
             isinstance(params, dict)
             and set(params) == {"protocolVersion", "capabilities", "clientInfo"}
             and isinstance(params["protocolVersion"], str)
-            and _info(params["clientInfo"])
-            and _capabilities(params["capabilities"])
+            and plain_info(params["clientInfo"])
+            and plain_capabilities(params["capabilities"])
         ):
             return None
         version = (
