@@ -2,9 +2,10 @@
 
 Exit codes: 0 generated (or up to date with --check), 1 nothing usable / stale / write failed,
 2 usage error.
-"""
 
-from __future__ import annotations
+No `from __future__ import annotations` here: typer reads the commands' annotations on every run, and as strings
+it would compile each one again (~0.02 s of each generation).
+"""
 
 import json
 import os
