@@ -40,7 +40,7 @@ from .spec.declared_security import overlay as overlay_security
 from .spec.overlay import apply_overlays
 from .surface.discovery import Surface, choose
 from .emit.wire import MAX_LIST_BYTES
-from .surface.tokens import wire
+from .surface.tokens import keep_counts, wire
 
 
 @dataclass(frozen=True)
@@ -217,7 +217,9 @@ def project_for(config: Config, api: Api) -> Project:
 def generate(config: Config, progress: Progress = _quiet) -> Result:
     cap = tool_cap(config.clients)
     with Ahead(config.surface, cap, lambda api: project_for(config, api)) as ahead:
-        return _generate(config, progress, cap, ahead)
+        result = _generate(config, progress, cap, ahead)
+    keep_counts()  # the token counts this run made, for the next (surface/token_cache.py)
+    return result
 
 
 def _generate(config: Config, progress: Progress, cap: int | None, ahead: Ahead) -> Result:

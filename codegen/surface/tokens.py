@@ -11,7 +11,33 @@ from functools import cache
 from pathlib import Path
 from typing import Any, cast
 
+from . import token_cache
+
 CHUNK = 100_000  # characters encoded at a time (the encoder refuses very long inputs)
+
+
+@cache
+def _binary() -> Path | None:
+    """The tokenizer's compiled extension (None: not found where the package is)."""
+    try:
+        package = importlib.util.find_spec("bpe_openai")
+    except (ImportError, ValueError):
+        return None
+    folders = [Path(f) for f in (package.submodule_search_locations or ())] if package else []
+    names = [f"_bindings{suffix}" for suffix in importlib.machinery.EXTENSION_SUFFIXES]
+    return next((f / n for f in folders for n in names if (f / n).is_file()), None)
+
+
+@cache
+def tokenizer() -> str | None:
+    """What the counts are counted with, for the counts kept between runs (token_cache.py), without loading it: the
+    extension's path, size and modification time (the Python package counts the same). None: no extension found."""
+    binary = _binary()
+    try:
+        info = binary.stat() if binary is not None else None
+    except OSError:
+        return None
+    return f"cl100k_base {binary} {info.st_size} {info.st_mtime_ns}" if info is not None else None
 
 
 @cache
@@ -21,10 +47,7 @@ def _rust_count() -> Callable[[str], int] | None:
     the same encodings and counts exactly as the package's `encode_ordinary` (tests/test_tokens.py). None when
     the extension cannot be loaded this way (then the package is used)."""
     try:
-        package = importlib.util.find_spec("bpe_openai")
-        folders = [Path(f) for f in (package.submodule_search_locations or ())] if package else []
-        names = [f"_bindings{suffix}" for suffix in importlib.machinery.EXTENSION_SUFFIXES]
-        binary = next((f / n for f in folders for n in names if (f / n).is_file()), None)
+        binary = _binary()
         spec = importlib.util.spec_from_file_location("bpe_openai._bindings", binary) if binary else None
         if spec is None or spec.loader is None:
             return None
@@ -45,7 +68,22 @@ def _encoding() -> Any:
 
 
 def count_tokens(text: str) -> int:
-    """cl100k tokens in `text` (special-token markers count as ordinary text)."""
+    """cl100k tokens in `text` (special-token markers count as ordinary text); a text counted before, in this run
+    or an earlier one on this machine, is looked up (token_cache.py)."""
+    key = token_cache.digest(text)
+    found = token_cache.known(key, tokenizer())
+    if found is None:
+        found = _count(text)
+        token_cache.add(key, found)
+    return found
+
+
+def keep_counts() -> None:
+    """This run's new counts kept for the next runs (the end of a generation)."""
+    token_cache.save(tokenizer())
+
+
+def _count(text: str) -> int:
     count = _rust_count()
     if count is not None:
         try:
