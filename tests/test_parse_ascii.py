@@ -125,3 +125,23 @@ def test_a_spec_with_emoji_generates_the_same_files_as_without_the_ascii_route(
         second = generate(config)
     assert first.files and dict(first.files) == dict(second.files)
     assert first.problems == second.problems
+
+
+@pytest.mark.parametrize("levels", [1, 150, 199, 200, 201, 202, 260])
+@pytest.mark.parametrize("opener", ['{"a":', "["])
+def test_nesting_bounded_by_the_parser_agrees_with_the_walk(
+    levels: int, opener: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parser's own nesting count (CPython 3.11) decides as the walk does, at any depth of the caller's stack."""
+    closer = "}" if opener.startswith("{") else "]"
+    data = (opener * levels + "1" + closer * levels).encode()
+
+    def nested(calls: int) -> tuple[str, Any]:
+        return nested(calls - 1) if calls else outcome(lambda d: parsing.parse(d, "spec.json", POLICY), data)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(parsing, "_ONE_LIMIT", False)
+        walked = outcome(lambda d: parsing.parse(d, "spec.json", POLICY), data)
+    assert walked[0] == ("document" if levels <= POLICY.max_depth else "error")
+    assert outcome(lambda d: parsing.parse(d, "spec.json", POLICY), data) == walked
+    assert nested(300) == walked

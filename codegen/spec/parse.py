@@ -11,6 +11,8 @@ from __future__ import annotations
 import codecs
 import json
 import re
+import sys
+import threading
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -45,14 +47,14 @@ def parse(data: bytes, uri: str, policy: ReadPolicy) -> Any:
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
-            document = json.loads(text)
+            document, shallow = _loads(text, policy.max_depth)
         except RecursionError:
             raise _too_deep(uri, policy, _json_pointer_at_depth(text, policy.max_depth)) from None
         except json.JSONDecodeError as exc:
             if not uri.endswith((".yaml", ".yml")):
                 raise LoadError(f"{uri}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
         else:
-            if _depth_exceeds(document, policy.max_depth):
+            if not shallow and _depth_exceeds(document, policy.max_depth):
                 raise _too_deep(uri, policy, _json_pointer_at_depth(text, policy.max_depth))
             return _scrub(document) if SURROGATE_ESCAPE.search(text) else document
     import yaml
@@ -80,10 +82,10 @@ def _plain_json(data: bytes, policy: ReadPolicy) -> Any:
     if text is None:
         return None
     try:
-        document = json.loads(text)
+        document, shallow = _loads(text, policy.max_depth)
     except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
         return None
-    if _depth_exceeds(document, policy.max_depth):
+    if not shallow and _depth_exceeds(document, policy.max_depth):
         return None
     return _scrub(document) if SURROGATE_ESCAPE_BYTES.search(body) else document
 
@@ -133,6 +135,31 @@ def _positions(body: bytes, byte: bytes) -> list[int]:
         found.append(at)
         at = body.find(byte, at + 1)
     return found
+
+
+# CPython before 3.12 counts the JSON parser's nesting and Python's calls against one limit (sys.getrecursionlimit);
+# later versions count the parser's against a fixed limit of their own
+_ONE_LIMIT = sys.implementation.name == "cpython" and sys.version_info < (3, 12)
+
+
+def _loads(text: str, limit: int) -> tuple[Any, bool]:
+    """json.loads(text), and whether no container in it is `limit` levels deep is known already (else it is to be
+    walked: _depth_exceeds). Where the parser counts its nesting against the recursion limit, that limit is lowered
+    for the parse to `limit` - 1 levels above this call: a parse that ends without RecursionError nested less than
+    that, and a deeper text is parsed again as usual. One thread only: the limit is the interpreter's."""
+    if _ONE_LIMIT and threading.active_count() == 1:
+        frames, frame = 0, sys._getframe()
+        while frame is not None:
+            frames, frame = frames + 1, frame.f_back
+        before = sys.getrecursionlimit()
+        sys.setrecursionlimit(min(before, frames + limit - 1))
+        try:
+            return json.loads(text), True
+        except RecursionError:
+            pass  # nested deeply, perhaps too deeply: parsed again below
+        finally:
+            sys.setrecursionlimit(before)
+    return json.loads(text), False
 
 
 def _too_deep(uri: str, policy: ReadPolicy, pointer: str) -> LoadError:
