@@ -15,6 +15,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from functools import cache
+from types import FrameType
 from typing import Any
 
 from ..problems import escape
@@ -148,9 +149,10 @@ def _loads(text: str, limit: int) -> tuple[Any, bool]:
     for the parse to `limit` - 1 levels above this call: a parse that ends without RecursionError nested less than
     that, and a deeper text is parsed again as usual. One thread only: the limit is the interpreter's."""
     if _ONE_LIMIT and threading.active_count() == 1:
-        frames, frame = 0, sys._getframe()
-        while frame is not None:
-            frames, frame = frames + 1, frame.f_back
+        frames = 0
+        caller: FrameType | None = sys._getframe()
+        while caller is not None:
+            frames, caller = frames + 1, caller.f_back
         before = sys.getrecursionlimit()
         sys.setrecursionlimit(min(before, frames + limit - 1))
         try:
