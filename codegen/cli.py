@@ -10,30 +10,23 @@ it would compile each one again (~0.02 s of each generation).
 import json
 import os
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
-from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
 from . import __version__, options
-from .emit.clients import client_setup, format_snippets
-from .emit.variables import environment_summary
 from .config import Config
 from .configfile import build_config, found_notice
 from .options import CONFIG_HELP, OVERLAY_HELP, STRICT_HELP
-from .surface.profiles.check import check_file, summarize
 from .surface.results import pagination_lines
-from .emit.escape import safe_url
-from .pipeline import Result, analyze, generate
-from .problems import Level, Problem, has_errors, sort_key
+from .console import check_folder, print_done, print_problems, progress_printer, strict_stop
+from .pipeline import analyze, generate
+from .problems import Level
 from .emit.render import describe_templates, slug
-from .emit.write import check, remote_spec_change, write
-
-MAX_WARNINGS = 30  # printed without --verbose
+from .emit.write import write
 
 
 class _DefaultToGenerate(TyperGroup):
@@ -145,9 +138,9 @@ def generate_command(
         typer.echo(notice, err=True)
     elif config.config_file is not None and not quiet:
         typer.echo(f"… settings from {config.config_file}", err=True)
-    result = generate(config, _progress(quiet, verbose))
-    _strict(config, result.problems)
-    _print_problems(result.problems, quiet=quiet, verbose=verbose)
+    result = generate(config, progress_printer(quiet, verbose))
+    strict_stop(config, result.problems)
+    print_problems(result.problems, quiet=quiet, verbose=verbose)
     if verbose and not quiet:
         for line in pagination_lines(result.tools):
             typer.echo(line, err=True)
@@ -156,103 +149,23 @@ def generate_command(
         raise typer.Exit(1)
     out = config.output or Path(slug(result.api.title if result.api else result.project.dist))
     if config.check:
-        raise typer.Exit(_check(out, result, config.clients))
+        raise typer.Exit(check_folder(out, result, config.clients))
     failures = write(out, result.files, config.force)
     if failures:
-        _print_problems(failures, quiet=quiet, verbose=True)
+        print_problems(failures, quiet=quiet, verbose=True)
         raise typer.Exit(1)
     if not quiet:
-        _print_done(result, out, config)
-
-
-def _progress(quiet: bool, verbose: bool) -> Callable[[str], None]:
-    """Stage names on stderr as the pipeline reaches them (with -v, the time since the start)."""
-    started = time.monotonic()
-
-    def progress(stage: str) -> None:
-        if not quiet:
-            suffix = f" [{time.monotonic() - started:.1f}s]" if verbose else ""
-            typer.echo(f"… {stage}{suffix}", err=True)
-
-    return progress
-
-
-def _check(out: Path, result: Result, clients: tuple[str, ...]) -> int:
-    """--check: compare the folder with what would be generated, and its tools.json with the named clients'
-    rules; the exit code (1: stale or breaking a client's rules)."""
-    assert result.project is not None
-    report = check(out, result.files)
-    typer.echo(f"{out}: {report.summary()}", err=report.stale)
-    tools_file = f"src/{result.project.package}/tools.json"
-    if tools_file in report.changed:
-        from .surface.diff import tool_summary
-
-        typer.echo(tool_summary(out / tools_file, result.files[tools_file]), err=True)
-    remote = remote_spec_change(out, result.files) if report.stale else None
-    if remote:
-        typer.echo(remote, err=True)
-    if report.stale:
-        typer.echo(f"{out} is stale: regenerate it (the same command without --check) and commit the result", err=True)
-    violations = check_file(out / tools_file, clients, result.project.dist)
-    _print_problems([v.problem() for v in violations], quiet=False, verbose=False)
-    if violations:
-        counts = ", ".join(f"{client} {count}" for client, count in summarize(violations).items())
-        typer.echo(f"{out}/{tools_file} breaks the rules of: {counts} (docs/clients.md)", err=True)
-    return 1 if report.stale or violations else 0
+        print_done(result, out, config)
 
 
 def _config(spec: str, flags: dict[str, Any], rules: tuple[str, ...], explicit: Path | None) -> Config:
     """The one Config (flags > config file > defaults); a config problem ends the run with exit code 2."""
     config, problems = build_config(spec, flags, rules, explicit)
     if config is None:
-        _print_problems(problems, quiet=False, verbose=True)
+        print_problems(problems, quiet=False, verbose=True)
         typer.echo("error: fix the configuration (exit code 2)", err=True)
         raise typer.Exit(2)
     return config
-
-
-def _strict(config: Config, problems: Any) -> None:
-    """--strict: any warning stops the run with exit code 2, after listing every problem as an error."""
-    warnings = sum(p.level is Level.WARNING for p in problems)
-    if config.strict and warnings:
-        _print_problems([replace(p, level=Level.ERROR) for p in problems], quiet=False, verbose=True)
-        typer.echo(f"error: --strict: {warnings} warnings are errors (exit code 2)", err=True)
-        raise typer.Exit(2)
-
-
-def _print_problems(problems: Any, *, quiet: bool, verbose: bool) -> None:
-    ordered: list[Problem] = sorted(problems, key=lambda p: (p.level is not Level.ERROR, *sort_key(p)))
-    warnings = 0
-    for problem in ordered:
-        if problem.level is Level.WARNING:
-            if quiet:
-                continue
-            warnings += 1
-            if warnings > MAX_WARNINGS and not verbose:
-                continue
-        typer.echo(str(problem), err=True)
-    if warnings > MAX_WARNINGS and not verbose:
-        typer.echo(f"... and {warnings - MAX_WARNINGS} more warnings (use --verbose to see all)", err=True)
-
-
-def _print_done(result: Result, out: Path, config: Config) -> None:
-    errors = sum(p.level is Level.ERROR for p in result.problems)
-    warnings = len(result.problems) - errors
-    assert result.project is not None
-    skipped = f", {errors} skipped" if has_errors(result.problems) else ""
-    typer.echo(
-        f"generated {len(result.tools)} tools{skipped} into {out}/ ({warnings} warnings)\n"
-        f"  surface: {result.surface.name}: tools/list has {result.surface.listed} tools, "
-        f"{result.surface.tokens:,} tokens (cl100k)\n"
-        f"  install: pip install {out if out.is_absolute() else f'./{out}'}\n"
-        f"  run:     {result.project.dist}   (stdio; --transport http for streamable HTTP)\n"
-        f"  docker:  docker build -t {result.project.dist} {out}  (serves HTTP on port 8000)\n",
-        err=True,
-    )
-    typer.echo(environment_summary(result), err=True)
-    base_url = config.base_url or (safe_url(result.api.servers[0]) if result.api and result.api.servers else None)
-    typer.echo("Client setup (also in the generated README.md):\n", err=True)
-    typer.echo(format_snippets(client_setup(result.project, base_url)))
 
 
 @app.command("diff", cls=_Command)
@@ -301,11 +214,11 @@ def diff_command(
     surfaces = []
     for spec in (old, new):
         api, tools, problems = analyze(replace(config, spec=spec))
-        _strict(config, problems)
+        strict_stop(config, problems)
         # a side with no tools left (all excluded, or none) is an empty surface, not a failure
         errors = [p for p in problems if p.level is Level.ERROR and p.pointer != "/paths"]
         if api is None:
-            _print_problems(errors, quiet=True, verbose=True)
+            print_problems(errors, quiet=True, verbose=True)
             typer.echo(f"error: cannot read the tools of {spec}", err=True)
             raise typer.Exit(2)
         if errors:
