@@ -21,7 +21,8 @@ from codegen.config import Config
 from codegen.configfile import build_config
 from codegen.pipeline import analyze, generate
 from codegen.surface.discovery import MAX_TOOLS, META_NAMES, choose, meta_tools
-from codegen.surface.search_index import Analyzer, build_index
+from codegen.surface.search_analyzer import Analyzer
+from codegen.surface.search_index import build_index
 from codegen.surface.search_paths import resource
 from codegen.surface.search_rank import MAX_MEANINGS, expand, id_nouns, rank
 from codegen.surface import search_query

@@ -14,7 +14,9 @@ import bm25s
 import numpy as np
 import pytest
 
-from codegen.surface.search_index import SCALE, STOPWORDS, Analyzer, _words
+from codegen.surface.search_analyzer import STOPWORDS, Analyzer
+from codegen.surface.search_analyzer import split_words as _words
+from codegen.surface.search_index import SCALE
 from codegen.surface.search_weights import EMPTY, Postings, _field_scores, combined_postings
 
 from conftest import PETSTORE

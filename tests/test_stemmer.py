@@ -8,7 +8,7 @@ from pathlib import Path
 
 from snowballstemmer.english_stemmer import EnglishStemmer
 
-from codegen.surface.search_index import Analyzer
+from codegen.surface.search_analyzer import Analyzer
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = [

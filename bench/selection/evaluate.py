@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from codegen.config import Config  # noqa: E402
 from codegen.pipeline import analyze  # noqa: E402
-from codegen.surface.search_index import Analyzer, build_index, short_summary  # noqa: E402
+from codegen.surface.search_analyzer import Analyzer  # noqa: E402
+from codegen.surface.search_index import build_index, short_summary  # noqa: E402
 from codegen.surface.search_rank import rank  # noqa: E402
 from codegen.surface.plans import ToolSpec  # noqa: E402
 from named_specs import named_specs as spec_paths  # noqa: E402  (tools/named_specs.py)

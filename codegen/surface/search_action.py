@@ -192,7 +192,7 @@ def action_stems(stem: Callable[[str], Iterable[str]]) -> dict[str, list[str]]:
 def query_actions(first: Sequence[str], words: Mapping[str, Any], stem: Callable[[str], str]) -> set[str]:
     """The actions the request says with its verb: its first words after the fillers (`first`, search_query's
     first_words) are a phrasal verb ("get rid of", "set up") or start with a verb; a question reads. `words`:
-    search.json's intent words (search_index.Analyzer.intent_words: "actions", "phrasal", "questions")."""
+    search.json's intent words (search_analyzer.Analyzer.intent_words: "actions", "phrasal", "questions")."""
     if not first:
         return set()
     phrasal: Mapping[str, str] = words.get("phrasal", {})

@@ -122,7 +122,7 @@ def joined_words(text: str) -> list[str]:
 
 def first_words(text: str, words: Mapping[str, Any]) -> list[str]:
     """The query's words from the first that is not a filler ("can you please show..." -> show...; "how do I
-    add..." -> add...). `words`: the word lists search.json ships (search_index.intent_words)."""
+    add..." -> add...). `words`: the word lists search.json ships (search_analyzer.Analyzer.intent_words)."""
     found = re.findall(r"[^\W_]+", text.lower())
     fillers, asking = set(words["fillers"]), set(words["asking"])
     passive = set(words.get("passive", ()))

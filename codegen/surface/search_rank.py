@@ -149,7 +149,7 @@ def _bound(index: Mapping[str, Any], found: Sequence[Value], reach: Mapping[str,
 
 
 def rank(index: Mapping[str, Any], stems: Iterable[str], limit: int, hints: Hints | None = None) -> list[int]:
-    """Tool numbers, best first, for a query's stems (search_index.Analyzer.query) and what else it says
+    """Tool numbers, best first, for a query's stems (search_analyzer.Analyzer.query) and what else it says
     (Analyzer.hints: its id prefixes' nouns join its stems)."""
     words = list(stems) + [stem for value in (hints.values if hints else ()) for stem in id_nouns(index, value.prefix)]
     expanded, reach = expand(index, words, hints.sequence if hints else ())

@@ -1,6 +1,6 @@
 """The search index's weights: each field scored with BM25 by bm25s's functions, fields combined, rounded to integers.
 
-The documents come as stem ids (search_index.Analyzer numbers each stem once, for all fields). Each field's weights
+The documents come as stem ids (search_analyzer.Analyzer numbers each stem once, for all fields). Each field's weights
 are the ones bm25s's index stores, computed a document length at a time rather than a document at a time
 (_field_scores). A stem's weight in a tool is its best field's (field weight times that field's BM25 score), stored
 as round(weight * scale); the combining is done on arrays, with the same float64 arithmetic and rounding (half to
