@@ -57,6 +57,7 @@ TOOLS_FILES = {
     "src/petstore/fitting.py",
     "src/petstore/stdio.py",
     "src/petstore/upstream.py",
+    "src/petstore/retries.py",
     "src/petstore/validation.py",
     "tests/conftest.py",
     "tests/test_results.py",

@@ -57,6 +57,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("resource.py.jinja", "src/{package}/resource.py"),
     ("validation.py.jinja", "src/{package}/validation.py"),
     ("upstream.py.jinja", "src/{package}/upstream.py"),
+    ("retries.py.jinja", "src/{package}/retries.py"),
     ("pool.py.jinja", "src/{package}/pool.py"),
     ("decoding.py.jinja", "src/{package}/decoding.py"),
     ("stdio.py.jinja", "src/{package}/stdio.py"),

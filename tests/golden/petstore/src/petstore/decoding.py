@@ -6,11 +6,16 @@ by layer, at most CHUNK bytes of output per step, and every stage (the bytes rec
 layer's output) is counted: reading stops as soon as the decoded body passes its limit, whatever the
 compression ratio. Decoded: gzip (x-gzip), deflate (zlib-wrapped or raw) and identity, at most
 MAX_LAYERS of them stacked; anything else is refused with a message saying which encoding it was.
+`read_bounded` reads an httpx answer's body this way.
 """
 
 from __future__ import annotations
 
 import zlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import httpx
 
 MAX_LAYERS = 2  # stacked encodings decoded; an answer encoded more times is refused
 CHUNK = 65_536  # bytes of output per decompression step
@@ -130,3 +135,26 @@ class BoundedDecoder:
             if not piece:
                 return
             self._push(index + 1, piece)
+
+
+async def read_bounded(
+    response: httpx.Response, limit: int
+) -> tuple[bytes, int | None, bool]:
+    """The decoded body, at most `limit` bytes of it; (body, full decoded size when known, truncated)."""
+    if (
+        response.is_stream_consumed
+    ):  # built from bytes in memory (a test's transport): httpx decoded it already
+        whole = response.content
+        return whole[:limit], len(whole), len(whole) > limit
+    decoder = BoundedDecoder(response.headers.get("content-encoding"), limit)
+    async for chunk in response.aiter_raw():
+        if decoder.feed(chunk):
+            length = response.headers.get("content-length")
+            total = (
+                int(length)
+                if length and length.isdigit() and not decoder.layers
+                else None
+            )
+            return decoder.body(), total, True
+    body = decoder.body()
+    return body, len(body), False

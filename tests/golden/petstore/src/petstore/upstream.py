@@ -4,7 +4,7 @@
   retries with their waits all happen within it; an upstream that drips its answer is cut at it.
 - Idempotent requests are retried on connection errors and on 429/502/503/504, with exponential
   backoff and jitter, honouring Retry-After; a request that never reached the API (connection refused)
-  is retried whatever its method.
+  is retried whatever its method (the waits, the rate limit and the words for a failure: retries.py).
 - Requests only go to the configured base URL's scheme, host and port. Redirects are followed only
   within it; a redirect elsewhere is reported, not followed.
 - At most `max_connections` requests are in flight at once (the rest wait, within their deadline),
@@ -16,20 +16,26 @@
 
 from __future__ import annotations
 
-import random
-import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import anyio
 
-from .decoding import ACCEPT_ENCODING, BoundedDecoder, DecodingError
+from .decoding import ACCEPT_ENCODING, DecodingError, read_bounded
 from .plans import Request
 from .pool import cheap_liveness_checks
+from .retries import (
+    IDEMPOTENT,
+    MAX_RETRY_AFTER,
+    RETRY_STATUSES,
+    RateLimiter,
+    backoff,
+    describe,
+    retry_after,
+)
 from .settings import Settings
 
 if (
@@ -37,12 +43,8 @@ if (
 ):  # httpx itself is imported at the first request: start-up does not need it
     import httpx
 
-RETRY_STATUSES = frozenset({429, 502, 503, 504})
-IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 MAX_REDIRECTS = 5
-BACKOFF_CAP = 10.0  # seconds: the longest wait between retries (settings.backoff doubles up to it)
-MAX_RETRY_AFTER = 60.0  # a longer Retry-After is not waited for
 READ_FACTOR = 2  # decoded bytes read, per byte of the size cap (a UTF-16 or Latin-1 text still fills the cap)
 TOKEN_BODY_LIMIT = 65_536  # bytes of a token endpoint's answer read
 
@@ -67,21 +69,6 @@ class UpstreamError(Exception):
     def __init__(self, message: str, retries: int) -> None:
         super().__init__(message)
         self.retries = retries
-
-
-class RateLimiter:
-    """At most `per_second` requests start per second (evenly spaced)."""
-
-    def __init__(self, per_second: float) -> None:
-        self.interval = 1.0 / per_second
-        self.next = 0.0
-
-    async def wait(self) -> None:
-        now = time.monotonic()
-        slot = max(now, self.next)
-        self.next = slot + self.interval
-        if slot > now:
-            await anyio.sleep(slot - now)
 
 
 class Upstream:
@@ -264,19 +251,19 @@ class Upstream:
                 async with self._slots:
                     reply = await self._attempt(request, attempt)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                problem = _describe(exc)
+                problem = describe(exc)
                 retry = True  # the request never reached the API
             except (
                 httpx.ReadError,
                 httpx.WriteError,
                 httpx.RemoteProtocolError,
             ) as exc:
-                problem = _describe(exc)
+                problem = describe(exc)
                 retry = idempotent
             except httpx.TimeoutException as exc:
-                raise UpstreamError(_describe(exc, s.timeout), attempt) from None
+                raise UpstreamError(describe(exc, s.timeout), attempt) from None
             except httpx.HTTPError as exc:
-                raise UpstreamError(_describe(exc), attempt) from None
+                raise UpstreamError(describe(exc), attempt) from None
             except DecodingError as exc:
                 raise UpstreamError(f"Refused the answer: {exc}.", attempt) from None
             else:
@@ -286,9 +273,9 @@ class Upstream:
                     or attempt >= s.retries
                 ):
                     return reply
-                delay = _retry_after(reply.headers.get("retry-after"))
+                delay = retry_after(reply.headers.get("retry-after"))
                 if delay is None:
-                    delay = _backoff(s.backoff, attempt)
+                    delay = backoff(s.backoff, attempt)
                 elif delay > MAX_RETRY_AFTER or delay > deadline - time.monotonic():
                     return (
                         reply  # the API asks for a longer wait than this call may take
@@ -301,7 +288,7 @@ class Upstream:
             if not retry or attempt >= s.retries:
                 suffix = f" (after {attempt} retries)" if attempt else ""
                 raise UpstreamError(problem + suffix, attempt)
-            delay = _backoff(s.backoff, attempt)
+            delay = backoff(s.backoff, attempt)
             if delay > deadline - time.monotonic():
                 raise UpstreamError(problem, attempt)
             await self._wait(attempt + 1, delay, problem, deadline, on_retry)
@@ -369,29 +356,6 @@ class Upstream:
         )
 
 
-async def read_bounded(
-    response: httpx.Response, limit: int
-) -> tuple[bytes, int | None, bool]:
-    """The decoded body, at most `limit` bytes of it; (body, full decoded size when known, truncated)."""
-    if (
-        response.is_stream_consumed
-    ):  # built from bytes in memory (a test's transport): httpx decoded it already
-        whole = response.content
-        return whole[:limit], len(whole), len(whole) > limit
-    decoder = BoundedDecoder(response.headers.get("content-encoding"), limit)
-    async for chunk in response.aiter_raw():
-        if decoder.feed(chunk):
-            length = response.headers.get("content-length")
-            total = (
-                int(length)
-                if length and length.isdigit() and not decoder.layers
-                else None
-            )
-            return decoder.body(), total, True
-    body = decoder.body()
-    return body, len(body), False
-
-
 async def fetch_token(
     upstream: Upstream, url: str, form: dict[str, str], user: str, password: str
 ) -> tuple[int, Any]:
@@ -417,23 +381,6 @@ async def fetch_token(
         return response.status_code, None
 
 
-def _backoff(base: float, attempt: int) -> float:
-    return min(BACKOFF_CAP, base * 2.0**attempt) * (0.5 + random.random() / 2)
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    value = value.strip()
-    if _SECONDS.fullmatch(value):  # delay-seconds (fractions accepted too)
-        return float(value)
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
 def _base_url(url: httpx.URL) -> httpx.URL:
     """The base URL with its path ending in "/", as httpx.AsyncClient keeps it."""
     return (
@@ -450,26 +397,3 @@ def _origin(url: str) -> tuple[str, str, int | None]:
 
 
 _PORTS = {"http": 80, "https": 443}
-_SECONDS = re.compile(r"[0-9]+(\.[0-9]+)?")
-
-
-def _describe(exc: httpx.HTTPError, timeout: float = 0.0) -> str:
-    import httpx
-
-    if isinstance(exc, httpx.ConnectTimeout):
-        return "Could not connect to the API: the connection timed out."
-    if isinstance(exc, httpx.ConnectError):
-        return "Could not connect to the API (connection refused or host unreachable)."
-    if isinstance(exc, httpx.ReadTimeout):
-        return f"The API stopped answering: no data for {timeout:g} s (read timeout)."
-    if isinstance(exc, httpx.WriteTimeout):
-        return f"Sending the request to the API timed out after {timeout:g} s."
-    if isinstance(exc, httpx.PoolTimeout):
-        return "No free connection to the API in time (too many calls in flight)."
-    if isinstance(exc, (httpx.ReadError, httpx.RemoteProtocolError)):
-        return "The API closed the connection before answering completely (connection reset)."
-    if isinstance(exc, httpx.WriteError):
-        return "The connection to the API broke while sending the request."
-    if isinstance(exc, httpx.UnsupportedProtocol):
-        return f"Request refused: {exc}."
-    return f"Request to the API failed ({type(exc).__name__})."
