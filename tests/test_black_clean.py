@@ -70,6 +70,7 @@ TOOLS_FILES = {
     "tests/test_limits.py",
     "tests/test_responses.py",
     "tests/test_hostile.py",
+    "tests/test_hostile_input.py",
 }
 DISCOVERY_FILES = TOOLS_FILES | {
     "src/petstore/search.py",

@@ -77,6 +77,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("test_limits.py.jinja", "tests/test_limits.py"),
     ("test_responses.py.jinja", "tests/test_responses.py"),
     ("test_hostile.py.jinja", "tests/test_hostile.py"),
+    ("test_hostile_input.py.jinja", "tests/test_hostile_input.py"),
     ("test_results.py.jinja", "tests/test_results.py"),
 )
 # written only for a package that can serve the discovery surface (the `discovery` template variable)
