@@ -62,6 +62,7 @@ TOOLS_FILES = {
     "tests/conftest.py",
     "tests/test_results.py",
     "tests/test_server.py",
+    "tests/test_injection.py",
     "tests/support.py",
     "tests/samples.py",
     "tests/sample_values.py",

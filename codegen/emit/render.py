@@ -72,6 +72,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("samples.py.jinja", "tests/samples.py"),
     ("sample_values.py.jinja", "tests/sample_values.py"),
     ("test_server.py.jinja", "tests/test_server.py"),
+    ("test_injection.py.jinja", "tests/test_injection.py"),
     ("test_security.py.jinja", "tests/test_security.py"),
     ("test_oauth.py.jinja", "tests/test_oauth.py"),
     ("test_limits.py.jinja", "tests/test_limits.py"),
