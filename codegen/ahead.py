@@ -6,6 +6,10 @@ the package needs while this process serializes and counts their listing and ren
 
 The file is waited for when it is written (render writes it after the files that do not need it). What the helper
 does not deliver, or made for other tools, is made here then: the output is the same either way.
+
+For the search index the helper starts earlier, once the tools are mapped and the spec freed (`warm`): it imports
+what building the index needs (numpy, bm25s, the stemmer) while this process fits the listing, then waits for what
+the index reads of the final tools (search_index.index_rows: plain data, quick to send), sent when they are known.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from .emit.files import Deferred
 from .emit.render import Project, tools_handshake
 from .spec.model import Api
 from .surface.discovery import SurfaceName, certainly_discovery, search_text
+from .surface.search_index import Row, index_parts, index_rows
 from .surface.plans import ToolSpec
 
 HELPER_TOOLS = 200  # tools: below this everything is made here (a helper would not pay for its start)
@@ -33,16 +38,36 @@ class Ahead:
         self._tools: list[ToolSpec] = []
         self._helper: forked.Helper[str] | None = None
 
+    def warm(self, count: int) -> None:
+        """Given the number of tools mapped: for an API certain to get the discovery surface, the index's helper
+        starts now and gets ready (`start` gives it the final tools' rows)."""
+        if count < HELPER_TOOLS or self._helper is not None:
+            return
+        if certainly_discovery(self._requested, count, self._cap) and forked.available():
+            self._kind, self._helper = "waiting", forked.Waiting(_ready_to_index, self._index)
+
+    @staticmethod
+    def _index(rows: list[Row]) -> str:
+        return search_text(index_parts(rows))
+
     def start(self, api: Api, tools: list[ToolSpec]) -> None:
         """Given the final tools (listing.fitted_listing's `ready`): a helper starts on what the package will need."""
         if len(tools) < HELPER_TOOLS:
+            self.end()
             return
         if certainly_discovery(self._requested, len(tools), self._cap):
+            waiting = self._helper if self._kind == "waiting" else None
+            if isinstance(waiting, forked.Waiting) and waiting.give(index_rows(tools)):
+                self._kind, self._tools = "search", tools
+                return
+            self.end()
             kind, work = "search", lambda: search_text(tools)
         elif self._requested == "tools":
+            self.end()
             project = self._project(api)
             kind, work = "handshake", lambda: tools_handshake(tools, project, api)
         else:
+            self.end()
             return
         if forked.available():
             self._kind, self._tools = kind, tools
@@ -73,9 +98,19 @@ class Ahead:
         if self._helper is not None:
             self._helper.end()
             self._helper = None
+        self._kind = ""
 
     def __enter__(self) -> Ahead:
         return self
 
     def __exit__(self, *_: object) -> None:
         self.end()
+
+
+def _ready_to_index() -> None:
+    """What building the search index imports, imported ahead (in the index's helper, while it waits)."""
+    from .surface.search_analyzer import Analyzer
+    from .surface.search_weights import load_libraries
+
+    Analyzer()
+    load_libraries()

@@ -86,10 +86,12 @@ def _analyze(
     progress: Progress,
     source: dict[str, str] | None,
     ready: Callable[[Api, list[ToolSpec]], None] | None = None,
+    mapped: Callable[[int], None] | None = None,
 ) -> tuple[Api | None, list[ToolSpec], list[Problem], bytes | None, int | None]:
     """analyze, and tools.json's content (the tools' listing and a newline, UTF-8) when fitting the listing serialized
     it, and the listing's tokens (listing.listing_tokens) when it counted them. `ready` is given the API and the
-    tools returned as soon as they are known (listing.fitted_listing's)."""
+    tools returned as soon as they are known (listing.fitted_listing's); `mapped`, the number of tools once they are
+    mapped, before the listing is fitted."""
     progress(f"loading {config.spec}")
     policy = ReadPolicy(config.ref_root, config.allow_remote_refs, int(config.max_spec_mb * MB))
     documents, problems = open_documents(config.spec, policy)
@@ -157,6 +159,8 @@ def _analyze(
     read = documents.problems() + validated()  # the $refs that could not be read, each at its site
     del documents, original, document, resolver, pointers  # the spec is freed before the listing is serialized
     _give_back(len(tools))
+    if mapped is not None:  # after the spec is freed: a helper forked now does not count it in its memory
+        mapped(len(tools))
     final = api  # not None here (the name the function below keeps)
     known = (lambda fitted: ready(final, fitted)) if ready is not None else None
     tools, found, listing, counted = fitted_listing(tools, end="\n", ready=known)  # tools.json's text and tokens
@@ -225,7 +229,7 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
 def _generate(config: Config, progress: Progress, cap: int | None, ahead: Ahead) -> Result:
     source: dict[str, str] = {}
     with _no_collection():
-        api, tools, problems, listing, counted = _analyze(config, progress, source, ahead.start)
+        api, tools, problems, listing, counted = _analyze(config, progress, source, ahead.start, ahead.warm)
     _give_back(len(tools))
     if api is None or not tools:
         return Result(problems=tuple(problems), api=api)

@@ -33,9 +33,15 @@ def helpers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
             if work.__qualname__.startswith("Ahead."):
                 started.append(self)
 
+    class CountedWaiting(forked.Waiting[Any]):
+        def __init__(self, prepare: Any, work: Any) -> None:
+            super().__init__(prepare, work)
+            started.append(self)
+
     monkeypatch.delenv(forked.SWITCH, raising=False)
     monkeypatch.setattr(forked, "spare_cpu", lambda: True)
     monkeypatch.setattr(forked, "Helper", Counted)
+    monkeypatch.setattr(forked, "Waiting", CountedWaiting)
     yield started
 
 
@@ -68,6 +74,27 @@ def test_the_search_index_built_by_a_helper_is_the_same(
     assert any(path.endswith("/search.json") for path in files)
     assert len(helpers) == 1
     assert files == stripe_alone[0] and problems == stripe_alone[1]
+
+
+def test_the_index_helper_starts_when_the_tools_are_mapped_and_gets_their_rows(
+    helpers: list[Any], stripe: str, stripe_alone: tuple[dict[str, Any], list[str]]
+) -> None:
+    """The index's helper is forked as soon as the operations are mapped (it imports what the index needs while the
+    listing is fitted), then given what the index reads of the final tools: the same search.json."""
+    files, problems = outcome(generate(Config(spec=stripe, validate=False)))
+    assert [type(helper).__name__ for helper in helpers] == ["CountedWaiting"]
+    assert files == stripe_alone[0] and problems == stripe_alone[1]
+
+
+def test_the_index_of_the_rows_is_the_index_of_the_tools(stripe: str) -> None:
+    from codegen.pipeline import analyze
+    from codegen.surface.discovery import search_text
+    from codegen.surface.listing import fit_listing
+    from codegen.surface.search_index import index_parts, index_rows
+
+    _, tools, _ = analyze(Config(spec=stripe, validate=False))
+    for listed in (tools, fit_listing(tools, limit=1)[0]):  # as mapped, and fitted (definitions written in place)
+        assert search_text(index_parts(index_rows(listed))) == search_text(listed)
 
 
 def test_a_failed_index_helper_is_made_up_for(
