@@ -52,22 +52,19 @@ class Ahead:
 
     def start(self, api: Api, tools: list[ToolSpec]) -> None:
         """Given the final tools (listing.fitted_listing's `ready`): a helper starts on what the package will need."""
-        if len(tools) < HELPER_TOOLS:
-            self.end()
+        discovery = len(tools) >= HELPER_TOOLS and certainly_discovery(self._requested, len(tools), self._cap)
+        if discovery and isinstance(self._helper, forked.Waiting) and self._helper.give(index_rows(tools)):
+            self._kind, self._tools = "search", tools
             return
-        if certainly_discovery(self._requested, len(tools), self._cap):
-            waiting = self._helper if self._kind == "waiting" else None
-            if isinstance(waiting, forked.Waiting) and waiting.give(index_rows(tools)):
-                self._kind, self._tools = "search", tools
-                return
-            self.end()
+        self.end()  # a helper warmed for these tools that could not take them
+        if len(tools) < HELPER_TOOLS:
+            return
+        if discovery:
             kind, work = "search", lambda: search_text(tools)
         elif self._requested == "tools":
-            self.end()
             project = self._project(api)
             kind, work = "handshake", lambda: tools_handshake(tools, project, api)
         else:
-            self.end()
             return
         if forked.available():
             self._kind, self._tools = kind, tools

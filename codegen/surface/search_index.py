@@ -192,7 +192,8 @@ def group_of(tool: Indexed) -> str:
 
 def _param_fields(schema: Mapping[str, Any]) -> tuple[str, str]:
     """The "params" field (the argument names, each with its enum's first 20 values) and the "details" field (the
-    arguments' descriptions, their first DETAIL_CHARS characters each), in one pass over the arguments."""
+    arguments' descriptions, their first DETAIL_CHARS characters each), in one pass over the arguments. index_rows
+    keeps exactly what this reads of a schema: a key read here is kept there too."""
     properties = schema.get("properties")
     if not isinstance(properties, Mapping):
         return "", ""
