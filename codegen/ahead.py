@@ -1,15 +1,16 @@
-"""Work started ahead: as soon as a large API's tools are final, a helper process (forked.py) makes one large text
-the package needs while this process serializes and counts their listing and renders the other files:
+"""Work started ahead: a helper process (forked.py) makes one large text the package needs while this process
+serializes and counts a large API's listing and renders the other files:
 
 - search.json, the discovery surface's search index, for an API certain to get that surface;
 - handshake.jsonl, the pre-serialized handshake, for one generated with `--surface tools`.
 
 The file is waited for when it is written (render writes it after the files that do not need it). What the helper
-does not deliver, or made for other tools, is made here then: the output is the same either way.
+does not deliver is made here then: the output is the same either way.
 
-For the search index the helper starts earlier, once the tools are mapped and the spec freed (`warm`): it imports
-what building the index needs (numpy, bm25s, the stemmer) while this process fits the listing, then waits for what
-the index reads of the final tools (search_index.index_rows: plain data, quick to send), sent when they are known.
+The search index reads the tools as they are mapped, before the listing is fitted (which writes definitions in
+place and drops the result-shaping arguments' descriptions, only where a listing is too large): its helper starts
+then (`warm`), while this process fits the listing. The handshake is the final listing's: its helper starts once
+the listing is fitted (`start`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from .emit.files import Deferred
 from .emit.render import Project, tools_handshake
 from .spec.model import Api
 from .surface.discovery import SurfaceName, certainly_discovery, search_text
-from .surface.search_index import Row, index_parts, index_rows
 from .surface.plans import ToolSpec
 
 HELPER_TOOLS = 200  # tools: below this everything is made here (a helper would not pay for its start)
@@ -35,44 +35,43 @@ class Ahead:
         self._cap = cap
         self._project = project  # the generated package's names, from the API (pipeline.project_for)
         self._kind = ""
-        self._tools: list[ToolSpec] = []
+        self._tools: list[ToolSpec] = []  # the tools the helper works on
+        self._indexed: list[ToolSpec] | None = None  # the tools as the search index reads them (`warm`)
         self._helper: forked.Helper[str] | None = None
 
-    def warm(self, count: int) -> None:
-        """Given the number of tools mapped: for an API certain to get the discovery surface, the index's helper
-        starts now and gets ready (`start` gives it the final tools' rows)."""
-        if count < HELPER_TOOLS or self._helper is not None:
+    def warm(self, tools: list[ToolSpec]) -> None:
+        """Given the tools as mapped, before the listing is fitted: they are kept for the search index (unless the
+        package serves its tools only), and for a large API certain to get the discovery surface, the index's helper
+        starts on them now."""
+        if self._requested == "tools":
             return
-        if certainly_discovery(self._requested, count, self._cap) and forked.available():
-            self._kind, self._helper = "waiting", forked.Waiting(_ready_to_index, self._index)
-
-    @staticmethod
-    def _index(rows: list[Row]) -> str:
-        return search_text(index_parts(rows))
+        self._indexed = tools
+        if len(tools) >= HELPER_TOOLS and certainly_discovery(self._requested, len(tools), self._cap):
+            self._begin("search", tools, lambda: search_text(tools))
 
     def start(self, api: Api, tools: list[ToolSpec]) -> None:
-        """Given the final tools (listing.fitted_listing's `ready`): a helper starts on what the package will need."""
-        discovery = len(tools) >= HELPER_TOOLS and certainly_discovery(self._requested, len(tools), self._cap)
-        if discovery and isinstance(self._helper, forked.Waiting) and self._helper.give(index_rows(tools)):
-            self._kind, self._tools = "search", tools
+        """Given the final tools (listing.fitted_listing's `ready`): a helper starts on what the package will need,
+        unless one started on the search index already (`warm`, when no CPU was idle then)."""
+        if self._helper is not None or len(tools) < HELPER_TOOLS:
             return
-        self.end()  # a helper warmed for these tools that could not take them
-        if len(tools) < HELPER_TOOLS:
-            return
-        if discovery:
-            kind, work = "search", lambda: search_text(tools)
+        indexed = self._indexed
+        if indexed is not None and certainly_discovery(self._requested, len(tools), self._cap):
+            self._begin("search", indexed, lambda: search_text(indexed))
         elif self._requested == "tools":
             project = self._project(api)
-            kind, work = "handshake", lambda: tools_handshake(tools, project, api)
-        else:
-            return
+            self._begin("handshake", tools, lambda: tools_handshake(tools, project, api))
+
+    def _begin(self, kind: str, tools: list[ToolSpec], work: Callable[[], str]) -> None:
         if forked.available():
             self._kind, self._tools = kind, tools
             self._helper = forked.Helper(work)
 
-    def search_json(self, tools: list[ToolSpec]) -> Deferred:
-        """search.json's content (without its newline) for `tools`."""
-        return Deferred(lambda: self._made("search", tools) or search_text(tools))
+    def search_json(self) -> Deferred:
+        """search.json's content (without its newline): the index of the tools `warm` was given."""
+        indexed = self._indexed
+        if indexed is None:
+            raise ValueError("the search index reads the tools as mapped (Ahead.warm)")
+        return Deferred(lambda: self._made("search", indexed) or search_text(indexed))
 
     def handshake_jsonl(self, tools: list[ToolSpec], project: Project, api: Api) -> Deferred | None:
         """handshake.jsonl's content for `tools` on the tools surface; None when no helper is making it (render makes
@@ -102,12 +101,3 @@ class Ahead:
 
     def __exit__(self, *_: object) -> None:
         self.end()
-
-
-def _ready_to_index() -> None:
-    """What building the search index imports, imported ahead (in the index's helper, while it waits)."""
-    from .surface.search_analyzer import Analyzer
-    from .surface.search_weights import load_libraries
-
-    Analyzer()
-    load_libraries()

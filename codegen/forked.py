@@ -1,7 +1,8 @@
 """Work done by a forked helper process while this process goes on: a second CPU for a large API.
 
-emit/format.py shares black's new work with one; the pipeline builds the discovery surface's search index in one
-while it serializes the listing and renders. What a helper computes is what this process would compute: the
+emit/format.py shares black's new work with one; surface/parallel.py maps a large API's operations in two processes;
+ahead.py builds the discovery surface's search index (or the handshake) in one while this process fits the listing
+and renders. What a helper computes is what this process would compute: the
 caller does the same work here when no helper could start, or it failed or took too long, so the output never
 depends on whether one ran.
 
@@ -16,7 +17,7 @@ import gc
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -78,10 +79,7 @@ class Helper(Generic[T]):
     what it returns. Always `end` it (or use it in a `with`): a helper whose result is not wanted is stopped."""
 
     def __init__(self, work: Callable[[], T]) -> None:
-        self._adopt(_start(work))
-
-    def _adopt(self, started: tuple[BaseProcess | None, Connection | None, Connection | None]) -> None:
-        self._process, self._reader, self._inputs = started
+        self._process, self._reader = _start(work)
         self._received = False  # result() has returned: never waited for again
         self._answered = False  # the helper answered: it is finishing, and is given a moment to
         self._value: T | None = None
@@ -109,11 +107,10 @@ class Helper(Generic[T]):
 
     def end(self) -> None:
         """Stop the helper (at once, unless it has answered and is finishing) and release its pipe."""
-        reader, process, inputs = self._reader, self._process, self._inputs
-        self._reader = self._process = self._inputs = None
-        for connection in (reader, inputs):
-            if connection is not None:
-                connection.close()
+        reader, process = self._reader, self._process
+        self._reader = self._process = None
+        if reader is not None:
+            reader.close()
         if process is not None:
             process.join(timeout=1.0 if self._answered else 0.0)
             if process.is_alive():
@@ -127,78 +124,33 @@ class Helper(Generic[T]):
         self.end()
 
 
-class Waiting(Helper[T]):
-    """A helper that gets ready at once (`prepare()`: the imports its work needs, say) and computes `work(value)`
-    when this process gives it its input (`give`), by which time it is ready: sooner than a helper forked then. The
-    input goes through a pipe: plain data, quick to pickle. `result` is as for Helper."""
-
-    def __init__(self, prepare: Callable[[], object], work: Callable[[Any], T]) -> None:
-        self._adopt(_start(work, prepare))
-
-    def give(self, value: Any) -> bool:
-        """Send the helper its input; False when it is not there to take it (then `end` it and do the work)."""
-        if self._inputs is None:
-            return False
-        try:
-            self._inputs.send(value)
-        except (OSError, ValueError):  # it died (a broken pipe), or the value does not pickle
-            return False
-        return True
-
-
-def _start(
-    work: Callable[..., object], prepare: Callable[[], object] | None = None
-) -> tuple[BaseProcess | None, Connection | None, Connection | None]:
-    """The helper process, the end of the pipe it answers on and, with `prepare`, the end of the pipe it takes its
-    input from; Nones when it cannot be started (no file descriptors or processes left, or this process is a daemon,
-    which may have none)."""
+def _start(work: Callable[[], object]) -> tuple[BaseProcess | None, Connection | None]:
+    """The helper process and the end of the pipe it answers on; (None, None) when it cannot be started (no file
+    descriptors or processes left, or this process is a daemon, which may have none)."""
     import multiprocessing
 
     context = multiprocessing.get_context("fork")
     try:
         reader, writer = context.Pipe(duplex=False)
     except OSError:
-        return None, None, None
-    source = inputs = None
+        return None, None
     try:
-        if prepare is not None:
-            source, inputs = context.Pipe(duplex=False)
-        process = context.Process(target=_serve, args=(work, writer, prepare, source, inputs), daemon=True)
+        process = context.Process(target=_serve, args=(work, writer), daemon=True)
         process.start()
     except Exception:  # noqa: BLE001 - OSError, or AssertionError in a daemonic process: done here instead
-        for connection in (reader, inputs):
-            if connection is not None:
-                connection.close()
-        return None, None, None
+        reader.close()
+        return None, None
     finally:
         writer.close()
-        if source is not None:
-            source.close()
-    return process, reader, inputs
+    return process, reader
 
 
-def _serve(
-    work: Callable[..., object],
-    writer: Connection,
-    prepare: Callable[[], object] | None,
-    source: Connection | None,
-    parent_end: Connection | None,
-) -> None:
-    """The helper: sends what `work` returns (given the input read from `source`, after `prepare`); nothing when
-    it fails (the parent does the work again and reports what goes wrong there)."""
+def _serve(work: Callable[[], object], writer: Connection) -> None:
+    """The helper: sends what `work` returns; nothing when it fails (the parent does the work again and reports
+    what goes wrong there)."""
     gc.freeze()  # the heap it shares with its parent is never scanned (nor copied) by a collection here
-    if parent_end is not None:
-        parent_end.close()  # the parent's end of the input pipe: once the parent is gone, reading it ends
     try:
-        if prepare is not None and source is not None:
-            try:
-                prepare()
-            except Exception:  # noqa: BLE001 - only a head start: the work does what it needs itself
-                pass
-            value = work(source.recv())  # EOF (the parent ended it, or is gone): quietly done
-        else:
-            value = work()
-        writer.send(("done", value))
+        writer.send(("done", work()))
         writer.close()
     except BaseException:  # noqa: BLE001 - any failure (even an interrupt): quietly, the parent does it again
         return

@@ -72,12 +72,14 @@ def _quiet(_: str) -> None:
 
 
 def analyze(
-    config: Config, progress: Progress = _quiet, source: dict[str, str] | None = None
+    config: Config, progress: Progress = _quiet, source: dict[str, str] | None = None, fit: bool = True
 ) -> tuple[Api | None, list[ToolSpec], list[Problem]]:
-    """The spec's tools, without rendering: load, validate, normalize, select, map, override.
+    """The spec's tools, without rendering: load, validate, normalize, select, map, override, and fit the listing
+    (listing.fitted_listing). With `fit=False`, the tools as they are before that fit, which is what the discovery
+    surface's search index reads of them (the fit's problems are then not reported).
 
     `source`, when given, receives the URL and SHA-256 of a spec fetched from a URL (for the manifest)."""
-    api, tools, problems, _, _ = _analyze(config, progress, source)
+    api, tools, problems, _, _ = _analyze(config, progress, source, fit=fit)
     return api, tools, problems
 
 
@@ -86,12 +88,14 @@ def _analyze(
     progress: Progress,
     source: dict[str, str] | None,
     ready: Callable[[Api, list[ToolSpec]], None] | None = None,
-    mapped: Callable[[int], None] | None = None,
+    mapped: Callable[[list[ToolSpec]], None] | None = None,
+    fit: bool = True,
 ) -> tuple[Api | None, list[ToolSpec], list[Problem], bytes | None, int | None]:
     """analyze, and tools.json's content (the tools' listing and a newline, UTF-8) when fitting the listing serialized
     it, and the listing's tokens (listing.listing_tokens) when it counted them. `ready` is given the API and the
-    tools returned as soon as they are known (listing.fitted_listing's); `mapped`, the number of tools once they are
-    mapped, before the listing is fitted."""
+    tools returned as soon as they are known (listing.fitted_listing's); `mapped`, the tools once they are mapped (and
+    overridden), before the listing is fitted: what the search index reads of them (Ahead.warm). `fit=False`: the
+    tools returned as they are then (analyze's)."""
     progress(f"loading {config.spec}")
     policy = ReadPolicy(config.ref_root, config.allow_remote_refs, int(config.max_spec_mb * MB))
     documents, problems = open_documents(config.spec, policy)
@@ -160,10 +164,15 @@ def _analyze(
     del documents, original, document, resolver, pointers  # the spec is freed before the listing is serialized
     _give_back(len(tools))
     if mapped is not None:  # after the spec is freed: a helper forked now does not count it in its memory
-        mapped(len(tools))
+        mapped(tools)
     final = api  # not None here (the name the function below keeps)
     known = (lambda fitted: ready(final, fitted)) if ready is not None else None
-    tools, found, listing, counted = fitted_listing(tools, end="\n", ready=known)  # tools.json's text and tokens
+    listing: bytes | None = None
+    counted: int | None = None
+    if fit:
+        tools, found, listing, counted = fitted_listing(tools, end="\n", ready=known)  # tools.json's text and tokens
+    else:
+        found = []
     problems += found + read
     if not tools and found_operations and not api.operations:
         problems.append(
@@ -275,7 +284,7 @@ def _discovery_context(surface: Surface, requested: str, tools: list[ToolSpec], 
     return {
         "surface": surface.name,
         "why": why,
-        "search_json": ahead.search_json(tools),
+        "search_json": ahead.search_json(),
         "discovery_json": wire(surface.discovery_json()),
         "outputs_json": wire({t.name: t.described_output for t in tools if t.described_output is not None}),
         "pinned": surface.pinned,

@@ -41,52 +41,6 @@ def test_a_helper_that_dies_fails_or_is_late_gives_none() -> None:
 
 
 @linux
-def test_a_waiting_helper_gets_ready_then_computes_from_what_it_is_given() -> None:
-    ready = {"prepared": False}
-
-    def prepare() -> None:
-        ready["prepared"] = True  # in the helper's memory only
-
-    def work(value: list[int]) -> tuple[bool, int]:
-        return ready["prepared"], sum(value)
-
-    with forked.Waiting(prepare, work) as helper:
-        assert helper.started and helper.give(list(range(100)))
-        assert helper.result() == (True, sum(range(100)))
-    assert ready["prepared"] is False
-
-
-@linux
-def test_a_waiting_helper_that_fails_dies_or_is_ended_gives_none() -> None:
-    def broken() -> None:
-        raise RuntimeError("only a head start")
-
-    with forked.Waiting(broken, lambda value: value * 2) as unprepared:  # a failed prepare: the work still runs
-        assert unprepared.give(21) and unprepared.result() == 42
-    with forked.Waiting(lambda: os._exit(3), lambda value: value) as dead:
-        dead.give(1)  # True or False (a broken pipe), depending on when it died
-        assert dead.result() is None
-    ended = forked.Waiting(lambda: None, lambda value: value)
-    process = ended._process
-    assert process is not None
-    ended.end()
-    assert not process.is_alive() and not ended.give(1) and ended.result() is None
-
-
-@linux
-def test_a_waiting_helper_ends_when_this_process_closes_its_input() -> None:
-    """The helper does not keep its parent's end of the input pipe: closing it ends the wait (as a parent that
-    is gone does)."""
-    helper = forked.Waiting(lambda: None, lambda value: value)
-    process, inputs = helper._process, helper._inputs
-    assert process is not None and inputs is not None
-    inputs.close()
-    process.join(timeout=10)
-    assert not process.is_alive()
-    helper.end()
-
-
-@linux
 def test_ending_a_helper_stops_it() -> None:
     helper = forked.Helper(lambda: time.sleep(30))
     process = helper._process
@@ -97,11 +51,9 @@ def test_ending_a_helper_stops_it() -> None:
 
 
 def test_a_helper_that_cannot_start_gives_none(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(forked, "_start", lambda work, prepare=None: (None, None, None))
+    monkeypatch.setattr(forked, "_start", lambda work: (None, None))
     helper = forked.Helper(lambda: 1)
     assert not helper.started and helper.result() is None
-    waiting = forked.Waiting(lambda: None, lambda value: value)
-    assert not waiting.give(1) and waiting.result() is None
 
 
 @pytest.mark.parametrize(

@@ -90,7 +90,7 @@ def test_no_helper_for_little_text_or_no_idle_cpu(cold: None, monkeypatch: pytes
 
 
 def test_helper_that_cannot_start_is_made_up_for(cold: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(forked, "_start", lambda work, prepare=None: (None, None, None))  # none can start
+    monkeypatch.setattr(forked, "_start", lambda work: (None, None))  # none can start
     files = package(6)
     assert fmt.format_files(files) == (expected(files), [])
 

@@ -1,6 +1,6 @@
 """Generation with helper processes (codegen/forked.py) writes the same package, warnings included, as without:
 the discovery surface's search index, or the tools surface's handshake, made by a helper while the listing is
-serialized and the package rendered (codegen/ahead.py), and made up for here when the helper fails. Real specs, the
+fitted and the package rendered (codegen/ahead.py), and made up for here when the helper fails. Real specs, the
 real pipeline."""
 
 from __future__ import annotations
@@ -31,17 +31,12 @@ def helpers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
         def __init__(self, work: Any) -> None:
             super().__init__(work)
             if work.__qualname__.startswith("Ahead."):
+                self.started_in = work.__qualname__.split(".")[1]  # the Ahead method that started it
                 started.append(self)
-
-    class CountedWaiting(forked.Waiting[Any]):
-        def __init__(self, prepare: Any, work: Any) -> None:
-            super().__init__(prepare, work)
-            started.append(self)
 
     monkeypatch.delenv(forked.SWITCH, raising=False)
     monkeypatch.setattr(forked, "spare_cpu", lambda: True)
     monkeypatch.setattr(forked, "Helper", Counted)
-    monkeypatch.setattr(forked, "Waiting", CountedWaiting)
     yield started
 
 
@@ -76,25 +71,32 @@ def test_the_search_index_built_by_a_helper_is_the_same(
     assert files == stripe_alone[0] and problems == stripe_alone[1]
 
 
-def test_the_index_helper_starts_when_the_tools_are_mapped_and_gets_their_rows(
+def test_the_index_helper_starts_as_soon_as_the_tools_are_mapped(
     helpers: list[Any], stripe: str, stripe_alone: tuple[dict[str, Any], list[str]]
 ) -> None:
-    """The index's helper is forked as soon as the operations are mapped (it imports what the index needs while the
-    listing is fitted), then given what the index reads of the final tools: the same search.json."""
+    """The index reads the tools as mapped: its helper starts before the listing is fitted, and writes the same
+    search.json."""
     files, problems = outcome(generate(Config(spec=stripe, validate=False)))
-    assert [type(helper).__name__ for helper in helpers] == ["CountedWaiting"]
+    assert [helper.started_in for helper in helpers] == ["warm"]
     assert files == stripe_alone[0] and problems == stripe_alone[1]
 
 
-def test_the_index_of_the_rows_is_the_index_of_the_tools(stripe: str) -> None:
+def test_the_index_reads_the_tools_as_mapped_not_as_fitted(
+    stripe: str, stripe_alone: tuple[dict[str, Any], list[str]]
+) -> None:
+    """Stripe's listing is too large with its output schemas: fitting it writes definitions in place and drops the
+    result-shaping arguments' descriptions. search.json is the index of the tools before that, the index any API
+    gets whether or not its listing had to be fitted."""
     from codegen.pipeline import analyze
     from codegen.surface.discovery import search_text
-    from codegen.surface.listing import fit_listing
-    from codegen.surface.search_index import index_parts, index_rows
 
-    _, tools, _ = analyze(Config(spec=stripe, validate=False))
-    for listed in (tools, fit_listing(tools, limit=1)[0]):  # as mapped, and fitted (definitions written in place)
-        assert search_text(index_parts(index_rows(listed))) == search_text(listed)
+    _, mapped, _ = analyze(Config(spec=stripe, validate=False), fit=False)
+    _, fitted, _ = analyze(Config(spec=stripe, validate=False))
+    assert [tool.name for tool in mapped] == [tool.name for tool in fitted]
+    assert [tool.input_schema for tool in mapped] != [tool.input_schema for tool in fitted]  # it was fitted
+    (search,) = (text for path, text in stripe_alone[0].items() if path.endswith("/search.json"))
+    written = search if isinstance(search, str) else search.decode("utf-8")
+    assert written == search_text(mapped) + "\n" != search_text(fitted) + "\n"
 
 
 def test_a_failed_index_helper_is_made_up_for(

@@ -176,7 +176,7 @@ def test_helper_that_cannot_start_is_made_up_for(
 ) -> None:
     spec = _large(tmp_path)
     expected = _in_one_process(spec, monkeypatch)
-    monkeypatch.setattr(forked, "_start", lambda work, prepare=None: (None, None, None))  # none can start
+    monkeypatch.setattr(forked, "_start", lambda work: (None, None))  # none can start
     assert _analyzed(spec) == expected
 
 

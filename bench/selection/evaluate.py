@@ -73,7 +73,7 @@ def load_tasks(name: str, folder: Path = HERE) -> list[Task]:
 
 
 def spec_tools(path: str) -> list[ToolSpec]:
-    _, tools, _ = analyze(Config(spec=path, validate=False))
+    _, tools, _ = analyze(Config(spec=path, validate=False), fit=False)  # as the index reads them
     return tools
 
 

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from ..problems import Problem, warning
 from .plans import ToolSpec
-from .search_index import GROUP_CHARS, Indexed, build_index, group_counts, group_of
+from .search_index import GROUP_CHARS, build_index, group_counts, group_of
 from .listing import listing_tokens as served_tokens
 from .tokens import listing_tokens, wire
 
@@ -93,7 +93,7 @@ def certainly_discovery(requested: SurfaceName, tools: int, cap: int | None = No
     )
 
 
-def search_text(tools: Sequence[Indexed]) -> str:
+def search_text(tools: Sequence[ToolSpec]) -> str:
     """search.json's content (without its newline): the discovery surface's search index of `tools`, as sent."""
     return wire(build_index(tools))
 

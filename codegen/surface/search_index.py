@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
+from .plans import ToolSpec
 from .search_action import action_config, action_fields, path_verb
 from .search_analyzer import CHANGE, CREATE, READ_MANY, READ_ONE, REMOVE, STOPWORDS, Analyzer, strip_markup
 from .search_paths import PathFacts, path_facts, path_group
@@ -91,83 +91,7 @@ METHOD_WORDS: Mapping[tuple[str, str], str] = {
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 
-class IndexedOperation(Protocol):
-    """What the index reads of an operation (spec.model.Operation has it)."""
-
-    @property
-    def method(self) -> str: ...
-    @property
-    def path(self) -> str: ...
-    @property
-    def summary(self) -> str: ...
-    @property
-    def description(self) -> str: ...
-    @property
-    def tags(self) -> tuple[str, ...]: ...
-
-
-class Indexed(Protocol):
-    """What the index reads of a tool (plans.ToolSpec has it, and so has IndexPart)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def title(self) -> str: ...
-    @property
-    def input_schema(self) -> Mapping[str, Any]: ...
-    @property
-    def operation(self) -> IndexedOperation: ...
-
-
-@dataclass(frozen=True, slots=True)
-class PartOperation:
-    method: str
-    path: str
-    summary: str
-    description: str
-    tags: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class IndexPart:
-    """A tool reduced to what the index reads of it (`index_rows`, `index_parts`): the index of the parts is the
-    index of the tools."""
-
-    name: str
-    title: str
-    input_schema: Mapping[str, Any]  # only `properties`, each with only `enum` and `description`
-    operation: PartOperation
-
-
-Row = tuple[str, str, dict[str, Any], str, str, str, str, tuple[str, ...]]  # an IndexPart as plain data
-
-
-def index_rows(tools: Sequence[Indexed]) -> list[Row]:
-    """What the index reads of each tool, as plain tuples: quick to pickle for a helper process (index_parts)."""
-    rows: list[Row] = []
-    for tool in tools:
-        op = tool.operation
-        properties = tool.input_schema.get("properties")
-        schema: dict[str, Any] = {}
-        if isinstance(properties, Mapping):
-            schema["properties"] = {
-                key: {k: prop[k] for k in ("enum", "description") if k in prop} if isinstance(prop, Mapping) else prop
-                for key, prop in properties.items()
-            }
-        elif properties is not None:
-            schema["properties"] = properties
-        rows.append((tool.name, tool.title, schema, op.method, op.path, op.summary, op.description, tuple(op.tags)))
-    return rows
-
-
-def index_parts(rows: Sequence[Row]) -> list[IndexPart]:
-    return [
-        IndexPart(name, title, schema, PartOperation(method, path, summary, description, tags))
-        for name, title, schema, method, path, summary, description, tags in rows
-    ]
-
-
-def short_summary(tool: Indexed, limit: int | None = SUMMARY_CHARS) -> str:
+def short_summary(tool: ToolSpec, limit: int | None = SUMMARY_CHARS) -> str:
     """One line saying what the tool does: the operation's summary, else its description's first sentence
     (cut at a word to `limit` characters, when given)."""
     text = " ".join(strip_markup(tool.operation.summary or tool.operation.description or tool.title).split())
@@ -185,15 +109,14 @@ def _shortened(text: str, limit: int | None) -> str:
     return text
 
 
-def group_of(tool: Indexed) -> str:
+def group_of(tool: ToolSpec) -> str:
     """The tool's group: its first tag, else the first path segment that names something."""
     return tool.operation.tags[0] if tool.operation.tags else path_group(tool.operation.path)
 
 
 def _param_fields(schema: Mapping[str, Any]) -> tuple[str, str]:
     """The "params" field (the argument names, each with its enum's first 20 values) and the "details" field (the
-    arguments' descriptions, their first DETAIL_CHARS characters each), in one pass over the arguments. index_rows
-    keeps exactly what this reads of a schema: a key read here is kept there too."""
+    arguments' descriptions, their first DETAIL_CHARS characters each), in one pass over the arguments."""
     properties = schema.get("properties")
     if not isinstance(properties, Mapping):
         return "", ""
@@ -226,7 +149,7 @@ def action_words(path: str) -> str | None:
     return VERB_WORDS.get(verb) if verb else None
 
 
-def _fields(tool: Indexed, path: PathFacts) -> dict[str, str]:
+def _fields(tool: ToolSpec, path: PathFacts) -> dict[str, str]:
     op = tool.operation
     named = tool.name.replace("_", " ")
     params, details = _param_fields(tool.input_schema)
@@ -243,7 +166,7 @@ def _fields(tool: Indexed, path: PathFacts) -> dict[str, str]:
     }
 
 
-def build_index(tools: Sequence[Indexed], weights: Mapping[str, float] | None = None) -> dict[str, Any]:
+def build_index(tools: Sequence[ToolSpec], weights: Mapping[str, float] | None = None) -> dict[str, Any]:
     """The search index of `tools` as JSON-ready data: documents, groups and stem -> postings."""
     weights = FIELD_WEIGHTS if weights is None else weights
     analyzer = Analyzer()
@@ -291,7 +214,7 @@ def build_index(tools: Sequence[Indexed], weights: Mapping[str, float] | None = 
 
 
 def _tool_entry(
-    tool: Indexed, fields: Mapping[str, str], path: PathFacts, verbs: int, stemmed: Callable[[str], tuple[str, ...]]
+    tool: ToolSpec, fields: Mapping[str, str], path: PathFacts, verbs: int, stemmed: Callable[[str], tuple[str, ...]]
 ) -> dict[str, Any]:
     """What search.json ships of one tool (besides its postings)."""
     op = tool.operation
