@@ -75,7 +75,7 @@ def test_nothing_is_written_with_the_cache_off(tmp_path: Path, monkeypatch: pyte
     assert not list(tmp_path.iterdir())
 
 
-def test_past_the_limit_the_file_keeps_what_the_last_run_used(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_past_the_limit_the_file_keeps_the_most_recently_used(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(token_cache, "MAX_COUNTS", 4)
     for number in range(4):
         tokens.count_tokens(f"old text {number}")
@@ -85,9 +85,28 @@ def test_past_the_limit_the_file_keeps_what_the_last_run_used(cache_dir: Path, m
     tokens.count_tokens("new text")  # counted: five in all, one more than kept
     tokens.keep_counts()
     token_cache.forget()
-    assert token_cache.known(token_cache.digest("old text 0"), tokens.tokenizer()) is not None
-    assert token_cache.known(token_cache.digest("new text"), tokens.tokenizer()) is not None
-    assert token_cache.known(token_cache.digest("old text 3"), tokens.tokenizer()) is None
+    tokenizer = tokens.tokenizer()
+    for kept in ("old text 0", "new text", "old text 2", "old text 3"):  # this run's, then the latest before it
+        assert token_cache.known(token_cache.digest(kept), tokenizer) is not None
+    assert token_cache.known(token_cache.digest("old text 1"), tokenizer) is None  # the least recently used
+
+
+def test_two_apis_past_the_limit_keep_each_others_counts_as_far_as_they_fit(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Generating A, then B, then A again (more counts than the file keeps): A's second run still finds most of its
+    counts (before, each run kept only its own, and the next API counted everything again)."""
+    monkeypatch.setattr(token_cache, "MAX_COUNTS", 6)
+    first = [f"first API text {number}" for number in range(4)]
+    second = [f"second API text {number}" for number in range(4)]
+    for texts in (first, second):
+        for text in texts:
+            tokens.count_tokens(text)
+        tokens.keep_counts()
+        token_cache.forget()
+    tokenizer = tokens.tokenizer()
+    found = [token_cache.known(token_cache.digest(text), tokenizer) is not None for text in first + second]
+    assert found == [False, False, True, True, True, True, True, True]
 
 
 def test_a_warm_generation_does_not_load_the_tokenizer(tmp_path: Path) -> None:

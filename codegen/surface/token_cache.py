@@ -8,8 +8,8 @@ nothing generated changes; when every count is known the tokenizer is not loaded
 tokenizer it was counted with (the binary's path, size and modification time): another one starts a new file.
 
 The file holds 64-bit digests (BLAKE2b) and counts, read in one piece at the first count of a run; a run that
-counted something new writes it back whole (atomically), together with what it looked up. Past MAX_COUNTS, the
-file keeps only the counts the last run used. A file that cannot be read or written is an empty cache.
+counted something new writes it back whole (atomically), least recently used first. Past MAX_COUNTS, the file keeps
+the most recently used: the last run's counts, then as many of the runs' before as fit. A file that cannot be read or written is an empty cache.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def save(tokenizer: str | None) -> None:
     if not _added or path is None or _known is None:
         return
     _added = False
-    kept = _known if len(_known) <= MAX_COUNTS else dict(list(_used.items())[-MAX_COUNTS:])
+    kept = _recent_first_kept(_known, _used)
     keys, counts = array("Q", kept.keys()), array("I", (min(c, 0xFFFFFFFF) for c in kept.values()))
     if sys.byteorder != "little":
         keys.byteswap()
@@ -80,6 +80,15 @@ def save(tokenizer: str | None) -> None:
             raise
     except OSError:
         return
+
+
+def _recent_first_kept(known: dict[int, int], used: dict[int, int]) -> dict[int, int]:
+    """The counts to write, least recently used first (the file's order, then this run's): at most MAX_COUNTS, the
+    most recently used kept. Several APIs generated on one machine (a monorepo's CI) then keep each other's counts
+    as far as they fit, instead of each run keeping only its own."""
+    ordered = [(key, count) for key, count in known.items() if key not in used]
+    ordered += used.items()
+    return dict(ordered[-MAX_COUNTS:])
 
 
 def forget() -> None:
