@@ -281,21 +281,32 @@ class Auth:
                 raise AuthError(
                     f"Could not reach the token endpoint of {key!r}: {type(exc).__name__}"
                 ) from None
-            token = data.get("access_token") if isinstance(data, dict) else None
-            if status >= 400 or not isinstance(token, str) or not token:
+            granted = granted_token(data, 3600.0, TOKEN_MARGIN)
+            if status >= 400 or granted is None:
                 raise AuthError(
                     f"The token endpoint of {key!r} refused the client credentials (HTTP {status})."
                 )
-            lifetime = data.get("expires_in") if isinstance(data, dict) else None
-            seconds = (
-                float(lifetime)
-                if isinstance(lifetime, (int, float)) and lifetime > 0
-                else 3600.0
-            )
-            self._tokens[(key, scopes)] = _Token(
-                token, time.monotonic() + max(seconds - TOKEN_MARGIN, seconds / 2)
-            )
-            return token
+            self._tokens[(key, scopes)] = _Token(*granted)
+            return granted[0]
+
+
+def granted_token(
+    data: Any, default_lifetime: float, margin: float
+) -> tuple[str, float] | None:
+    """The access token in a token endpoint's answer (RFC 6749 section 5.1) and the
+    time.monotonic() at which to renew it: `margin` seconds before it expires (half way
+    for a short-lived one), its lifetime `expires_in` or else `default_lifetime`; None
+    when the answer holds no token."""
+    token = data.get("access_token") if isinstance(data, dict) else None
+    if not isinstance(token, str) or not token:
+        return None
+    lifetime = data.get("expires_in")
+    seconds = (
+        float(lifetime)
+        if isinstance(lifetime, (int, float)) and lifetime > 0
+        else default_lifetime
+    )
+    return token, time.monotonic() + max(seconds - margin, seconds / 2)
 
 
 def _header(request: Request, name: str, value: str) -> Request:

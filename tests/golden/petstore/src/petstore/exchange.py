@@ -16,6 +16,7 @@ import anyio
 import httpx
 from mcp.server.auth.provider import AccessToken
 
+from .auth import granted_token
 from .oauth import Fetcher, Issuer, OAuthError, ResourceConfig, config_from
 from .settings import Settings
 
@@ -69,27 +70,18 @@ class Exchanger:
             status, data = await self._fetcher.request(
                 "POST", url, form, (self.config.client_id, self.config.client_secret)
             )
-            token = data.get("access_token") if isinstance(data, dict) else None
-            if status != 200 or not isinstance(token, str) or not token:
+            granted = granted_token(data, 300.0, EXCHANGE_MARGIN)
+            if status != 200 or granted is None:
                 raise OAuthError(
                     f"the authorization server refused the token exchange (HTTP {status})"
                 )
-            lifetime = data.get("expires_in") if isinstance(data, dict) else None
-            seconds = (
-                float(lifetime)
-                if isinstance(lifetime, (int, float)) and lifetime > 0
-                else 300.0
-            )
             if len(self._cache) >= MAX_CACHED:
                 now = time.monotonic()
                 self._cache = {k: v for k, v in self._cache.items() if v[1] > now}
                 while len(self._cache) >= MAX_CACHED:
                     self._cache.pop(next(iter(self._cache)))
-            self._cache[subject] = (
-                token,
-                time.monotonic() + max(seconds - EXCHANGE_MARGIN, seconds / 2),
-            )
-            return token
+            self._cache[subject] = granted
+            return granted[0]
 
 
 class UpstreamCredential:
