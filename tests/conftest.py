@@ -65,3 +65,8 @@ def prism_url() -> Iterator[str]:
 
     with prism_server(PETSTORE) as url:
         yield url
+
+
+# The fixtures of the runtime end-to-end tests (test_runtime_auth.py, test_runtime_resilience.py, test_runtime_e2e.py):
+# the package generated from support/runtime.py's spec (one per module), imported, and the real upstream it calls.
+from support.runtime import api, package, server_module, upstream  # noqa: E402, F401
