@@ -2,9 +2,8 @@
 
 emit/format.py shares black's new work with one; surface/parallel.py maps a large API's operations in two processes;
 ahead.py builds the discovery surface's search index (or the handshake) in one while this process fits the listing
-and renders. What a helper computes is what this process would compute: the
-caller does the same work here when no helper could start, or it failed or took too long, so the output never
-depends on whether one ran.
+and renders. What a helper computes is what this process would compute: the caller does the same work here when no
+helper could start, or it failed or took too long, so the output never depends on whether one ran.
 
 A helper is started only where that is safe and pays: fork is the platform's own start method (Linux), this
 process has a single thread (a lock another thread holds at the fork would stay held in the helper), and a CPU is

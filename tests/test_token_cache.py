@@ -94,8 +94,8 @@ def test_past_the_limit_the_file_keeps_the_most_recently_used(cache_dir: Path, m
 def test_two_apis_past_the_limit_keep_each_others_counts_as_far_as_they_fit(
     cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Generating A, then B, then A again (more counts than the file keeps): A's second run still finds most of its
-    counts (before, each run kept only its own, and the next API counted everything again)."""
+    """A, then B, more counts than the file keeps: B's are kept and as many of A's as fit, so A's next run finds most
+    of its counts (before, each run kept only its own, and the next API counted everything again)."""
     monkeypatch.setattr(token_cache, "MAX_COUNTS", 6)
     first = [f"first API text {number}" for number in range(4)]
     second = [f"second API text {number}" for number in range(4)]

@@ -9,7 +9,8 @@ tokenizer it was counted with (the binary's path, size and modification time): a
 
 The file holds 64-bit digests (BLAKE2b) and counts, read in one piece at the first count of a run; a run that
 counted something new writes it back whole (atomically), least recently used first. Past MAX_COUNTS, the file keeps
-the most recently used: the last run's counts, then as many of the runs' before as fit. A file that cannot be read or written is an empty cache.
+the most recently used: the last run's counts, then as many of the runs' before as fit. A file that cannot be read
+or written is an empty cache.
 """
 
 from __future__ import annotations
