@@ -19,7 +19,7 @@ import jinja2
 from .. import __version__
 from ..spec.model import Api
 from ..problems import Problem, error, warning
-from ..surface.plans import ToolSpec
+from ..surface.plans import RequestPlan, ToolSpec
 from .cache import cache_root
 from .escape import FILTERS
 from .variables import all_variables, scheme_base
@@ -347,9 +347,33 @@ def security_schemes(api: Api, tools: Sequence[ToolSpec], project: Project) -> l
 
 
 def _routes(tools: Sequence[ToolSpec]) -> str:
-    """routes.json: `_dump` of {tool name: request plan}, each plan built and written in turn (not all at once)."""
+    """routes.json: `_dump` of {tool name: request plan}, each plan built and written in turn (not all at once).
+
+    A plan is written key by key in sorted order, as `_dump` writes it; its arguments' plans are shared objects (a
+    large API's tools repeat the same parameters thousands of times), each written once."""
     plans = {tool.name: tool.plan for tool in tools}
-    return "{" + ",".join(_dump(name) + ":" + _dump(plans[name].to_json()) for name in sorted(plans)) + "}"
+    written: dict[int, tuple[Any, str]] = {}  # id of an argument's plan -> (it, kept alive; its text)
+
+    def arg_text(arg: Any) -> str:
+        found = written.get(id(arg))
+        if found is None:
+            found = written[id(arg)] = (arg, _encode(arg.to_json()))
+        return found[1]
+
+    def route(plan: RequestPlan) -> str:
+        data = plan.to_json(args=False)
+        parts = []
+        for key in sorted(data):
+            text = "[" + ",".join(map(arg_text, plan.args)) + "]" if key == "args" else _encode(data[key])
+            parts.append(_key(key) + ":" + text)
+        return "{" + ",".join(parts) + "}"
+
+    return "{" + ",".join(_key(name) + ":" + route(plans[name]) for name in sorted(plans)) + "}"
+
+
+# `_dump`'s encoder, made once (json.dumps with options makes one per call), and a key as it writes one
+_encode = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode
+_key = json.encoder.encode_basestring
 
 
 def _dump(data: Any) -> str:

@@ -99,11 +99,12 @@ class RequestPlan:
     restore: Mapping[str, Any] | None = None
     results: ResultPlan | None = None  # JSON results: next pages, projection, budget
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, args: bool = True) -> dict[str, Any]:
+        """routes.json's entry; `args=False`: "args" is left None (for a writer that writes the arguments itself)."""
         data: dict[str, Any] = {
             "method": self.method,
             "path": self.path,
-            "args": [a.to_json() for a in self.args],
+            "args": [a.to_json() for a in self.args] if args else None,
             "body": self.body.to_json() if self.body else None,
             "accept": self.accept,
             "wrapResult": self.wrap_result,
