@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from . import __version__, options
+from . import __version__, forked, options
 from .config import Config
 from .configfile import build_config, found_notice
 from .options import CONFIG_HELP, OVERLAY_HELP, STRICT_HELP
@@ -322,7 +322,9 @@ def _exit_code(code: object) -> int:
 
 
 def _end(code: int) -> None:
-    """Exit with `code` once stdout and stderr are flushed; a flush that fails (a closed pipe) is a failure."""
+    """Exit with `code` once stdout and stderr are flushed (a flush that fails, a closed pipe, is a failure) and the
+    helper processes have exited (forked.reap)."""
+    forked.reap()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -105,13 +105,17 @@ class Helper(Generic[T]):
         return self._value
 
     def end(self) -> None:
-        """Stop the helper (at once, unless it has answered and is finishing) and release its pipe."""
+        """Stop the helper (at once, unless it has answered) and release its pipe. A helper that has answered is only
+        exiting, and is not waited for here: the system freeing its copy of a large process's memory takes 0.05-0.25
+        s, while this process goes on (`reap` waits for it)."""
         reader, process = self._reader, self._process
         self._reader = self._process = None
         if reader is not None:
             reader.close()
-        if process is not None:
-            process.join(timeout=1.0 if self._answered else 0.0)
+        if process is not None and self._answered:
+            _exiting.append(process)
+        elif process is not None:
+            process.join(timeout=0.0)
             if process.is_alive():
                 process.kill()
                 process.join()
@@ -123,11 +127,26 @@ class Helper(Generic[T]):
         self.end()
 
 
+_exiting: list[BaseProcess] = []  # helpers that answered and are exiting, until `reap`
+
+
+def reap(timeout: float = 1.0) -> None:
+    """Wait for the helpers that answered to finish exiting (stopped after `timeout` seconds each): called as the
+    command ends, so that no process of its own outlives it and their CPU time is counted in its own."""
+    while _exiting:
+        process = _exiting.pop()
+        process.join(timeout)
+        if process.is_alive():
+            process.kill()
+            process.join()
+
+
 def _start(work: Callable[[], object]) -> tuple[BaseProcess | None, Connection | None]:
     """The helper process and the end of the pipe it answers on; (None, None) when it cannot be started (no file
     descriptors or processes left, or this process is a daemon, which may have none)."""
     import multiprocessing
 
+    _exiting[:] = [process for process in _exiting if process.is_alive()]  # those done are reaped (is_alive polls)
     context = multiprocessing.get_context("fork")
     try:
         reader, writer = context.Pipe(duplex=False)
@@ -148,6 +167,7 @@ def _serve(work: Callable[[], object], writer: Connection) -> None:
     """The helper: sends what `work` returns; nothing when it fails (the parent does the work again and reports
     what goes wrong there)."""
     gc.freeze()  # the heap it shares with its parent is never scanned (nor copied) by a collection here
+    _exiting.clear()  # its parent's helpers, not its own
     try:
         writer.send(("done", work()))
         writer.close()

@@ -50,6 +50,27 @@ def test_ending_a_helper_stops_it() -> None:
     assert helper.result() is None
 
 
+@linux
+def test_a_helper_that_has_answered_is_not_waited_for_while_it_exits() -> None:
+    """Its result is taken at once; the helper then exits on its own time (here: a finalizer that sleeps, as a large
+    helper's exit takes the system a while), and is not killed."""
+
+    def work() -> int:
+        from multiprocessing import util
+
+        util.Finalize(None, time.sleep, args=(0.8,), exitpriority=10)  # runs as the helper exits
+        return 42
+
+    helper = forked.Helper(work)
+    process = helper._process
+    assert process is not None
+    started = time.monotonic()
+    assert helper.result() == 42
+    assert time.monotonic() - started < 0.5 and process.is_alive()
+    forked.reap()  # as the command ends: waited for until it has exited
+    assert not process.is_alive() and process.exitcode == 0
+
+
 def test_a_helper_that_cannot_start_gives_none(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(forked, "_start", lambda work: (None, None))
     helper = forked.Helper(lambda: 1)
