@@ -357,28 +357,27 @@ def _routes(tools: Sequence[ToolSpec]) -> str:
     def arg_text(arg: Any) -> str:
         found = written.get(id(arg))
         if found is None:
-            found = written[id(arg)] = (arg, _encode(arg.to_json()))
+            found = written[id(arg)] = (arg, _dump(arg.to_json()))
         return found[1]
 
     def route(plan: RequestPlan) -> str:
         data = plan.to_json(args=False)
         parts = []
         for key in sorted(data):
-            text = "[" + ",".join(map(arg_text, plan.args)) + "]" if key == "args" else _encode(data[key])
+            text = "[" + ",".join(map(arg_text, plan.args)) + "]" if key == "args" else _dump(data[key])
             parts.append(_key(key) + ":" + text)
         return "{" + ",".join(parts) + "}"
 
     return "{" + ",".join(_key(name) + ":" + route(plans[name]) for name in sorted(plans)) + "}"
 
 
-# `_dump`'s encoder, made once (json.dumps with options makes one per call), and a key as it writes one
-_encode = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode
-_key = json.encoder.encode_basestring
+_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))  # made once, not per call
+_key = json.encoder.encode_basestring  # a key as _dump writes it
 
 
 def _dump(data: Any) -> str:
     """Compact, key-sorted JSON: byte-identical whatever the key order of the input spec."""
-    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return _ENCODER.encode(data)
 
 
 def describe_templates() -> Mapping[str, str]:
