@@ -21,7 +21,7 @@ from . import forked
 from .emit.files import Deferred
 from .emit.render import Project, tools_handshake
 from .spec.model import Api
-from .surface.discovery import SurfaceName, certainly_discovery, search_text
+from .surface.discovery import SurfaceName, certainly_discovery, prepare_index, search_text
 from .surface.plans import ToolSpec
 
 HELPER_TOOLS = 200  # tools: below this everything is made here (a helper would not pay for its start)
@@ -48,6 +48,17 @@ class Ahead:
         self._indexed = tools
         if len(tools) >= HELPER_TOOLS and certainly_discovery(self._requested, len(tools), self._cap):
             self._begin("search", tools, lambda: search_text(tools))
+
+    def prepare(self, tools: int) -> None:
+        """Given the number of tools about to be mapped, while this process waits for a helper mapping some: what
+        the search index's helper would load first (its libraries), loaded here before it is forked, for a large API
+        certain to get the discovery surface."""
+        if (
+            self._requested != "tools"
+            and tools >= HELPER_TOOLS
+            and certainly_discovery(self._requested, tools, self._cap)
+        ):
+            prepare_index()
 
     def start(self, api: Api, tools: list[ToolSpec]) -> None:
         """Given the final tools (listing.fitted_listing's `ready`): a helper starts on what the package will need,

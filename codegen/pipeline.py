@@ -10,6 +10,7 @@ import gc
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from . import __version__
@@ -30,7 +31,8 @@ from .surface.listing import fitted_listing
 from .surface.select import apply_overrides, select_operations
 from .surface.plans import ToolSpec
 from .surface.results import config_result_tokens
-from .surface.tools import map_tools
+from .surface.parallel import Part, share_early
+from .surface.tools import map_early, map_tools
 from .surface.profiles import apply_profiles, tool_cap
 from .surface.profiles.check import check_tools
 from .spec.upgrade import PointerMap, is_swagger2, upgrade
@@ -90,12 +92,14 @@ def _analyze(
     ready: Callable[[Api, list[ToolSpec]], None] | None = None,
     mapped: Callable[[list[ToolSpec]], None] | None = None,
     fit: bool = True,
+    waiting: Callable[[int], None] | None = None,
 ) -> tuple[Api | None, list[ToolSpec], list[Problem], bytes | None, int | None]:
     """analyze, and tools.json's content (the tools' listing and a newline, UTF-8) when fitting the listing serialized
     it, and the listing's tokens (listing.listing_tokens) when it counted them. `ready` is given the API and the
     tools returned as soon as they are known (listing.fitted_listing's); `mapped`, the tools once they are mapped (and
     overridden), before the listing is fitted: what the search index reads of them (Ahead.warm). `fit=False`: the
-    tools returned as they are then (analyze's)."""
+    tools returned as they are then (analyze's). `waiting`: given the number of operations, work to do while a
+    helper sends the tools it mapped (Ahead.prepare)."""
     progress(f"loading {config.spec}")
     policy = ReadPolicy(config.ref_root, config.allow_remote_refs, int(config.max_spec_mb * MB))
     documents, problems = open_documents(config.spec, policy)
@@ -138,22 +142,23 @@ def _analyze(
         return pointers.remap_all(found) if pointers else found
 
     progress("reading operations")
-    api, found = normalize(document, resolver)
-    problems += here(found)
-    if api is None:
-        return None, [], problems + documents.problems() + validated(), None, None
-    found_operations = len(api.operations)
-    api, found = select_operations(api, config, resolver)
-    problems += here(found)
-    progress(f"mapping {len(api.operations)} operations to tools")
-    tools, found = map_tools(
-        api,
-        resolver,
-        None if config.output_depth < 0 else config.output_depth,
-        config.compact,
-        config.input_budget or None,
-    )
-    problems += here(found)
+    paths = document.get("paths") if isinstance(document, dict) else None
+    early = share_early(paths, resolver, lambda theirs: _map_early(document, theirs, resolver, config))
+    try:
+        api, found = normalize(document, resolver)
+        problems += here(found)
+        if api is None:
+            return None, [], problems + documents.problems() + validated(), None, None
+        found_operations = len(api.operations)
+        api, found = select_operations(api, config, resolver)
+        problems += here(found)
+        progress(f"mapping {len(api.operations)} operations to tools")
+        idle = partial(waiting, len(api.operations)) if waiting is not None else None
+        tools, found = map_tools(api, resolver, *_settings(config), early=early, waiting=idle)
+        problems += here(found)
+    finally:
+        if early is not None:
+            early.helper.end()
     tools, found = apply_overrides(tools, config, resolver)
     problems += here(found)
     tools = config_result_tokens(tools, config)
@@ -184,6 +189,21 @@ def _analyze(
     elif not tools:
         problems.append(error("the spec has no operations that can be served as tools", "/paths"))
     return api, tools, problems, listing, counted
+
+
+def _map_early(document: dict[str, Any], paths: list[str], resolver: Resolver, config: Config) -> Part | None:
+    """An early helper's work (surface/parallel.share_early): the operations of these paths read, selected and
+    mapped, as they are here."""
+    api, _ = normalize({**document, "paths": {path: document["paths"][path] for path in paths}}, resolver)
+    if api is None:
+        return None
+    api, _ = select_operations(api, config, resolver)
+    return map_early(api, resolver, *_settings(config))
+
+
+def _settings(config: Config) -> tuple[int | None, bool, int | None]:
+    """map_tools' settings: output depth (None: whole), compact, input budget (None: no limit)."""
+    return None if config.output_depth < 0 else config.output_depth, config.compact, config.input_budget or None
 
 
 LARGE = 1000  # tools: an API this large gives freed memory back to the system between stages
@@ -238,7 +258,9 @@ def generate(config: Config, progress: Progress = _quiet) -> Result:
 def _generate(config: Config, progress: Progress, cap: int | None, ahead: Ahead) -> Result:
     source: dict[str, str] = {}
     with _no_collection():
-        api, tools, problems, listing, counted = _analyze(config, progress, source, ahead.start, ahead.warm)
+        api, tools, problems, listing, counted = _analyze(
+            config, progress, source, ahead.start, ahead.warm, waiting=ahead.prepare
+        )
     _give_back(len(tools))
     if api is None or not tools:
         return Result(problems=tuple(problems), api=api)

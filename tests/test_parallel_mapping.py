@@ -280,9 +280,9 @@ def test_a_defs_name_given_to_another_definition_by_the_helper_is_not_used(tmp_p
     here = parallel._Watched(resolver, api.dialect)
     a, b = (resolver.root.child("components", "schemas", LONG + end) for end in "AB")
     here._named["Shared"] = a
-    part = parallel._Part([], [], [], {}, {"Shared": b})
+    part = parallel.Part([], [], [], [], {}, {"Shared": b})
     assert not parallel._consistent(here, part)
-    assert parallel._consistent(here, parallel._Part([], [], [], {}, {"Shared": a, "Other": b}))
+    assert parallel._consistent(here, parallel.Part([], [], [], [], {}, {"Shared": a, "Other": b}))
 
 
 def test_a_document_the_helper_reads_is_read_here(
@@ -300,9 +300,7 @@ def test_a_document_the_helper_reads_is_read_here(
     assert sharing == []  # the helper read other.yaml: its run was not used
 
 
-def test_no_helper_for_few_operations_a_busy_machine_or_several_documents(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_no_helper_for_few_operations_or_a_busy_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     spec = _large(tmp_path)
     started: list[int] = []
     monkeypatch.setattr(forked, "Helper", lambda work: started.append(1))  # fails the run if called
@@ -312,11 +310,49 @@ def test_no_helper_for_few_operations_a_busy_machine_or_several_documents(
     monkeypatch.setattr(parallel, "SHARE_OPERATIONS", 2)
     monkeypatch.setattr(forked, "spare_cpu", lambda: False)  # one CPU, or a busy machine
     _analyzed(spec)
-    monkeypatch.setattr(forked, "spare_cpu", lambda: True)
+    assert started == []
+
+
+def test_a_spec_in_several_documents_is_mapped_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sharing: list[bool]
+) -> None:
+    """The helper starts before the operations are read, so before another document is: once reading them here
+    read one, the helper is stopped and everything is mapped here, the documents read in one order."""
     (tmp_path / "other.yaml").write_text("Q: {name: q, in: query, schema: {type: string}}\n", encoding="utf-8")
     paths = {
         f"/p{i}": {"get": {"operationId": f"op{i}", "responses": {"204": {"description": "ok"}}}} for i in range(4)
     }
     paths["/p0"]["get"]["parameters"] = [{"$ref": "other.yaml#/Q"}]
-    _analyzed(write_spec(tmp_path, mini_spec(paths), "multi.yaml"))  # other.yaml is read before mapping
-    assert started == []
+    spec = write_spec(tmp_path, mini_spec(paths), "multi.yaml")
+    expected = _in_one_process(spec, monkeypatch)
+    assert _analyzed(spec) == expected
+    assert sharing == []
+
+
+def test_a_tool_name_the_helper_gives_differently_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sharing: list[bool]
+) -> None:
+    """The helper names its operations' tools as if they were all the API's: an operationId used before the cut as
+    well is `listThings` there, `list_things_2` here. Its run is then mapped here, with this process's names."""
+    paths: dict[str, Any] = {}
+    for i, operation_id in enumerate(["listThings", "getA", "getB", "listThings", "getC", "getD"]):
+        paths[f"/p{i}"] = {"get": {"operationId": operation_id, "responses": {"204": {"description": "ok"}}}}
+    spec = write_spec(tmp_path, mini_spec(paths))
+    expected = _in_one_process(spec, monkeypatch)
+    assert [tool[0]["name"] for tool in expected[0]] == [
+        "list_things",
+        "get_a",
+        "get_b",
+        "list_things_2",
+        "get_c",
+        "get_d",
+    ]
+    same: list[bool] = []
+    real = parallel._same_tools
+    monkeypatch.setattr(parallel, "_same_tools", lambda *args: same.append(real(*args)) or same[-1])
+    assert _analyzed(spec) == expected
+    assert same == [False]
+    paths["/p3"]["get"]["operationId"] = "listOthers"  # no name used twice: the helper's run is used
+    spec = write_spec(tmp_path, mini_spec(paths))
+    assert _analyzed(spec) == _in_one_process(spec, monkeypatch)
+    assert same == [False, True]

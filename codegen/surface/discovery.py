@@ -20,6 +20,9 @@ from .plans import ToolSpec
 from .search_index import GROUP_CHARS, build_index, group_counts, group_of
 from .listing import listing_tokens as served_tokens
 from .tokens import listing_tokens, wire
+from .search_analyzer import stemmer
+from .search_weights import load_libraries
+from .vocabulary import rules
 
 SurfaceName = Literal["tools", "discovery", "auto"]
 SURFACES: tuple[SurfaceName, ...] = ("tools", "discovery", "auto")
@@ -91,6 +94,14 @@ def certainly_discovery(requested: SurfaceName, tools: int, cap: int | None = No
     return requested == "discovery" or (
         requested == "auto" and (tools > MAX_TOOLS or (cap is not None and tools > cap))
     )
+
+
+def prepare_index() -> None:
+    """What building a search index loads first, whatever the tools: its libraries (bm25s with numpy, the stemmer)
+    and the vocabulary's rules. A process that forks the index's helper can load them while it waits anyway."""
+    load_libraries()
+    stemmer()
+    rules()
 
 
 def search_text(tools: Sequence[ToolSpec]) -> str:

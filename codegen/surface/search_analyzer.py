@@ -47,6 +47,14 @@ def split_words(text: str) -> list[str]:
     return _WORD.findall(_CAMEL.sub(" ", strip_markup(text)).lower())
 
 
+def stemmer() -> Any:
+    """The English Snowball stemmer (PyStemmer's C one when installed: it is); imported only where a search index is
+    built."""
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
 class _Memo(dict[str, Any]):
     """text -> what `make` gives for it, computed on the first lookup (`memo[text]`, also through `map`)."""
 
@@ -67,9 +75,7 @@ class Analyzer:
     computed from."""
 
     def __init__(self) -> None:
-        import snowballstemmer  # only where a search index is built; PyStemmer's C stemmer when installed (it is)
-
-        self._stemmer = snowballstemmer.stemmer("english")
+        self._stemmer = stemmer()
         self.vocabulary: dict[str, int] = {"": 0}
         self._names = [""]  # stem id -> stem
         # text -> its stems' ids, and the same of each piece between spaces and of each word (DROPPED when the word

@@ -6,7 +6,7 @@ annotations, inputs, outputs, budget, plans (the ToolSpec and RequestPlan it ret
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..problems import Level, Problem
@@ -17,7 +17,7 @@ from .annotations import tool_annotations
 from .budget import INPUT_BUDGET, OUTPUT_DEPTH
 from .inputs import build_input
 from .outputs import build_output
-from .parallel import map_operations
+from .parallel import Early, Mapper, Shaper, Part, map_operations, map_part
 from .plans import RequestPlan, ToolSpec
 from .results import with_results
 from .schemas import SchemaConverter
@@ -31,12 +31,41 @@ def map_tools(
     output_depth: int | None = OUTPUT_DEPTH,
     compact: bool = False,
     input_budget: int | None = INPUT_BUDGET,
+    early: Early | None = None,
+    waiting: Callable[[], None] | None = None,
 ) -> tuple[list[ToolSpec], list[Problem]]:
     """`output_depth`: $ref hops kept in output schemas (None: all); `compact`: no output schemas at all;
-    `input_budget`: characters of definitions an input schema keeps whole (None: no limit)."""
+    `input_budget`: characters of definitions an input schema keeps whole (None: no limit); `early`: a helper
+    reading and mapping the last paths' operations already (parallel.share_early, with `map_early`); `waiting`:
+    work done while a helper sends its tools (parallel.map_operations)."""
     problems: list[Problem] = []
     names = _tool_names(api.operations, resolver, problems)
+    mapped, shaped = _mappers(names, resolver, output_depth, compact, input_budget)
+    tools, found = map_operations(api.operations, resolver, api.dialect, mapped, shaped, early, names, waiting)
+    return tools, problems + found  # a large API's in two processes
 
+
+def map_early(
+    api: Api,
+    resolver: Resolver,
+    output_depth: int | None = OUTPUT_DEPTH,
+    compact: bool = False,
+    input_budget: int | None = INPUT_BUDGET,
+) -> Part | None:
+    """An early helper's tools (parallel.Early): map_tools' of `api`, the last paths' operations only, each named
+    as if they were all (map_tools uses them only where that is the name it gives)."""
+    names = _tool_names(api.operations, resolver, [])
+    mapped, shaped = _mappers(names, resolver, output_depth, compact, input_budget)
+    return map_part(api.operations, resolver, api.dialect, mapped, shaped)
+
+
+def _mappers(
+    names: dict[Any, str],
+    resolver: Resolver,
+    output_depth: int | None,
+    compact: bool,
+    input_budget: int | None,
+) -> tuple[Mapper, Shaper]:
     def mapped(operations: Sequence[Operation], converter: SchemaConverter, found: list[Problem]) -> list[ToolSpec]:
         cleaned: Cleaned = {}
         return [
@@ -48,8 +77,7 @@ def map_tools(
         shared: Cleaned = {}  # output definitions without `required`, done once for all the tools that share them
         return [with_results(tool, resolver, found, compact, shared) for tool in tools]
 
-    tools, found = map_operations(api.operations, resolver, api.dialect, mapped, shaped)  # large: in two processes
-    return tools, problems + found
+    return mapped, shaped
 
 
 def _tool_names(operations: tuple[Operation, ...], resolver: Resolver, problems: list[Problem]) -> dict[Any, str]:
