@@ -34,7 +34,7 @@ from .schema_nodes import Direction
 from .schemas import SchemaConverter
 
 SHARE_OPERATIONS = 1000  # below this, mapped here only: a helper's start, and the definitions both convert, cost more
-HELPER_SHARE = 0.5  # of the operations, the helper's (the last ones): it reads only those, but pickles its tools
+HELPER_SHARE = 0.55  # of the operations, the helper's (the last ones): it reads only those, but pickles its tools
 HELPER_TIMEOUT = forked.TIMEOUT  # seconds the helper may take beyond this process's run before its run is mapped here
 
 Mapper = Callable[[Sequence[Operation], SchemaConverter, list[Problem]], list[ToolSpec]]  # each operation's tool
