@@ -3,7 +3,7 @@
 
     python bench/http_bench.py --package github --src /gen/github/src [--workers 1,2] [--json out.json]
 
-Starts the harness's instant-answer upstream (mcp_bench.Upstream) and, for each worker count, the generated
+Starts the harness's instant-answer upstream (bench_upstream.Upstream) and, for each worker count, the generated
 package's app under `uvicorn --factory peers/http_app:app --workers N` on 127.0.0.1 (all at once; an idle
 server costs nothing). Then `--rounds` rounds, servers interleaved in each round: `--concurrency` clients
 each keep one `tools/call` POST in flight for `--seconds`/`--rounds` seconds. The requests are prebuilt
@@ -24,13 +24,15 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import mcp_bench  # noqa: E402  (the harness: Upstream, tree_cpu, tree_memory, process-group cleanup)
+import harness  # noqa: E402  (tree_cpu, tree_memory, process-group cleanup)
+from bench_upstream import DEFAULT_BODY, Upstream  # noqa: E402
 
 sys.path.insert(0, str(HERE.parent / "tools"))
 from server_env import server_environment  # noqa: E402
@@ -82,7 +84,7 @@ class HttpServer:
             proc = subprocess.Popen(
                 argv, env=env, stdin=subprocess.DEVNULL, stdout=self.err, stderr=self.err, start_new_session=True
             )
-            mcp_bench._LIVE_PGIDS.add(proc.pid)
+            harness.LIVE_PGIDS.add(proc.pid)
             self.procs.append(proc)
         self.calls = self.errors = 0
         self.seconds = self.cpu = self.client_cpu = 0.0
@@ -92,7 +94,7 @@ class HttpServer:
         return next((p.returncode for p in self.procs if p.poll() is not None), None)
 
     def tree_cpu(self) -> float:
-        return sum(mcp_bench.tree_cpu(p.pid) for p in self.procs)
+        return sum(harness.tree_cpu(p.pid) for p in self.procs)
 
     def stop(self) -> None:
         for proc in self.procs:
@@ -104,7 +106,7 @@ class HttpServer:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(5)
-            mcp_bench._LIVE_PGIDS.discard(proc.pid)
+            harness.LIVE_PGIDS.discard(proc.pid)
         self.err.close()
 
 
@@ -274,14 +276,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--logs", default=None, help="folder for server stderr (default: a temp folder)")
     a = ap.parse_args(argv)
-    signal.signal(signal.SIGTERM, mcp_bench._on_signal)
-    signal.signal(signal.SIGINT, mcp_bench._on_signal)
+    signal.signal(signal.SIGTERM, harness.on_signal)
+    signal.signal(signal.SIGINT, harness.on_signal)
     if not a.tool:
         tools = json.loads((Path(a.src) / a.package / "tools.json").read_text(encoding="utf-8"))
         a.tool = next(t["name"] for t in tools if not t["inputSchema"].get("required"))
-    logs = Path(a.logs) if a.logs else Path(mcp_bench.tempfile.mkdtemp(prefix="http-bench-"))
+    logs = Path(a.logs) if a.logs else Path(tempfile.mkdtemp(prefix="http-bench-"))
     logs.mkdir(parents=True, exist_ok=True)
-    up = mcp_bench.Upstream(mcp_bench.DEFAULT_BODY, a.max_total + 120)
+    up = Upstream(DEFAULT_BODY, a.max_total + 120)
     up.start()
     servers: list[HttpServer] = []
     result: dict[str, Any] = {
@@ -313,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
                     "calls_per_s": round(s.calls / s.seconds, 1) if s.seconds else None,
                     "server_cpu_us_per_call": round(s.cpu / s.calls * 1e6, 1) if s.calls else None,
                     "client_cpu_us_per_call": round(s.client_cpu / s.calls * 1e6, 1) if s.calls else None,
-                    "memory": [mcp_bench.tree_memory(p.pid) for p in s.procs],
+                    "memory": [harness.tree_memory(p.pid) for p in s.procs],
                 }
             )
     except Exception as e:  # noqa: BLE001
@@ -322,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         for s in servers:
             s.stop()
         up.stop()
-        mcp_bench._kill_all_children()
+        harness.kill_all_children()
     result["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     rates = [s.get("calls_per_s") for s in result["servers"]]
     if len(rates) >= 2 and rates[0] and rates[-1]:

@@ -9,7 +9,7 @@ Each server is started once (the bench venv's interpreter by default), its `init
 median over rounds of: server CPU µs/call (user+system of its process tree, from /proc) and p50 / p90 call
 latency in µs. `--profile NAME=FILE` runs that server under cProfile (numbers then include the profiler; use them
 to attribute time, not to compare). `--protocol 2026-07-28` skips the handshake and sends the version per
-request (the stateless era). The upstream is bench/mcp_bench.py's instant local one. Everything binds
+request (the stateless era). The upstream is the harness's instant local one (bench/bench_upstream.py). Everything binds
 127.0.0.1; every wait has a deadline; servers are killed on exit.
 """
 
@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "tools")]
 
 from loadgen import tree_cpu  # noqa: E402
-from mcp_bench import Upstream  # noqa: E402
+from bench_upstream import Upstream  # noqa: E402
 from server_env import server_environment  # noqa: E402
 
 PYTHON = os.path.expanduser("~/.cache/mcp-codegen-tools/bench-venv/bin/python")
