@@ -18,6 +18,9 @@ tools.json.
 Outcome per spec: ok, ok-with-warnings, spec-error (the document's own fault: not OpenAPI, unreadable, no
 operations), FAIL(category). The exit status is 1 when any spec FAILs, else 0.
 
+Parts: corpus_one.py (one spec, in a worker), corpus_checks.py (the checks of the listed tools); this module selects
+the specs, runs the workers and reports.
+
 Selection uses the project's tools/list-specs (same --set/--max-ops/--min-ops/--sample/--seed options).
 Every spec runs under a per-spec timeout in a worker that is killed (with its server) when it runs over, and
 --time-limit bounds the whole run: specs not started by then are reported as not-run.
@@ -30,56 +33,22 @@ import json
 import multiprocessing
 import multiprocessing.connection
 import os
-import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-import traceback
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from corpus_one import BIG_BYTES, FAIL, NOT_RUN, OK, SPEC_ERROR, WARN, Outcome, run_one  # noqa: F401 (re-exported)
 from named_specs import named_specs  # tools/named_specs.py
 
 REPO = Path(__file__).resolve().parents[1]
 LIST_SPECS = REPO / "tools" / "list-specs"
-TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # what MCP clients (and Claude's API) accept as a tool name
-ARG_NAME = re.compile(r"^[a-zA-Z0-9_.-]{1,64}$")  # what Claude's API accepts as an inputSchema property key
-BIG_BYTES = 1_500_000  # above this, openapi-spec-validator is skipped (it takes minutes on GitHub's 13 MB)
 RECYCLE_BYTES = 5_000_000  # a worker that handled a spec this big is replaced (bounds memory)
-SWAGGER2 = "Swagger 2.0 documents are not supported"
-
-OK, WARN, SPEC_ERROR, FAIL, NOT_RUN = "ok", "ok-with-warnings", "spec-error", "FAIL", "not-run"
-
-
-@dataclass
-class Outcome:
-    spec: str
-    outcome: str = NOT_RUN
-    category: str = ""  # FAIL category, or the kind of spec-error
-    detail: str = ""
-    tools: int = 0
-    warnings: int = 0
-    errors: int = 0  # error-level problems (operations the spec breaks, skipped)
-    problem_kinds: dict[str, int] = field(default_factory=dict)
-    seconds: dict[str, float] = field(default_factory=dict)
-    calls: dict[str, Any] = field(default_factory=dict)  # --calls mode
-    unbuilt: int = 0  # --own-tests: tools the package's tests found no valid sample arguments for
-
-    @property
-    def label(self) -> str:
-        return f"FAIL({self.category})" if self.outcome == FAIL else self.outcome
-
-
-class Failure(Exception):
-    def __init__(self, category: str, detail: str) -> None:
-        super().__init__(f"{category}: {detail}")
-        self.category = category
-        self.detail = detail
 
 
 # -- selection ------------------------------------------------------------------------------------------------
@@ -105,314 +74,6 @@ def select(args: argparse.Namespace) -> list[str]:
 def short(path: str) -> str:
     marker = "node_modules/"
     return path.split(marker, 1)[1] if marker in path else path
-
-
-# -- one spec (in a worker) -----------------------------------------------------------------------------------
-def generate_into(spec: str, out: Path, result: Outcome, validate: bool | None = None, name: str | None = None) -> Any:
-    """Generate the package for `spec` into `out`; fills `result`; returns the pipeline Result or None."""
-    from codegen.config import Config
-    from codegen.pipeline import generate
-    from codegen.problems import Level
-    from codegen.emit.write import write
-
-    if validate is None:
-        validate = os.path.getsize(spec) <= BIG_BYTES
-    started = time.perf_counter()
-    try:
-        generated = generate(Config(spec=spec, output=out, name=name, validate=validate))
-    except Exception as exc:
-        raise Failure("generator-exception", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-6)}")
-    result.seconds["generate"] = round(time.perf_counter() - started, 2)
-    problems = generated.problems
-    result.warnings = sum(p.level is Level.WARNING for p in problems)
-    errors = [p for p in problems if p.level is Level.ERROR]
-    result.errors = len(errors)
-    result.problem_kinds = dict(Counter(f"{p.level.value}: {problem_kind(p.message)}" for p in problems))
-    if not generated.files:
-        messages = [p.message for p in errors]
-        if any(SWAGGER2 in m for m in messages):
-            raise Failure("swagger-2.0-unsupported", messages[0])
-        bad = [m for m in messages if m.startswith(("template ", "generated "))]
-        if bad:
-            raise Failure("render-or-format", bad[0])
-        if not messages:
-            raise Failure("no-output-without-error", "the generator produced nothing and reported no error")
-        result.outcome, result.category = SPEC_ERROR, spec_error_kind(messages)
-        result.detail = "; ".join(sorted(set(str(p) for p in errors)))[:500]
-        return None
-    problems_out = write(out, generated.files, force=True)
-    if problems_out:
-        raise Failure("write", str(problems_out[0]))
-    return generated
-
-
-def missing_dependencies(pyproject: Path) -> list[str]:
-    """The generated package's [project] dependencies that this Python does not satisfy (name or version)."""
-    import importlib.metadata
-    import tomllib
-
-    from packaging.requirements import Requirement
-
-    missing = []
-    for text in tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"].get("dependencies", []):
-        requirement = Requirement(text)
-        try:
-            version = importlib.metadata.version(requirement.name)
-        except importlib.metadata.PackageNotFoundError:
-            missing.append(text)
-            continue
-        if not requirement.specifier.contains(version, prereleases=True):
-            missing.append(f"{text} (have {version})")
-    return missing
-
-
-def problem_kind(message: str) -> str:
-    """A message with its specifics (quoted names, numbers, pointers) removed, for counting kinds."""
-    text = re.sub(r"'[^']*'|\"[^\"]*\"|`[^`]*`", "…", message)
-    text = re.sub(r"#/\S*|\b\d+\b", "…", text)
-    return text[:120]
-
-
-def spec_error_kind(messages: Sequence[str]) -> str:
-    joined = " ".join(messages)
-    if "not an OpenAPI 3.x document" in joined:
-        return "not-openapi"
-    if "no operations" in joined:
-        return "no-operations"
-    if "not a JSON/YAML object" in joined or "cannot" in joined or "parse" in joined.lower():
-        return "unreadable"
-    return "other"
-
-
-def check_tools(listed: Sequence[Mapping[str, Any]], expected: Sequence[Mapping[str, Any]]) -> list[Failure]:
-    """Every check on the listed tools; returns all failures found (empty: fine)."""
-    _DEF_PROBLEMS.clear()  # definitions are shared within one API, not across
-    found: list[Failure] = []
-    names = [t.get("name", "") for t in listed]
-    for name in names:
-        if not TOOL_NAME.match(name):
-            found.append(Failure("tool-name", f"invalid tool name {name!r}"))
-    dupes = [n for n, c in Counter(names).items() if c > 1]
-    if dupes:
-        found.append(Failure("duplicate-tool-name", f"duplicate tool names: {dupes[:5]}"))
-    for tool in listed:
-        name = tool.get("name", "")
-        for key in ("inputSchema", "outputSchema"):
-            schema = tool.get(key)
-            if schema is None:
-                if key == "inputSchema":
-                    found.append(Failure("no-input-schema", f"{name}: no inputSchema"))
-                continue
-            problem = metaschema_problem(schema)
-            if problem:
-                found.append(Failure(f"invalid-{key}", f"{name}: {problem}"))
-                continue
-            if schema.get("type") != "object":
-                found.append(Failure(f"{key}-not-object", f"{name}: {key} has type {schema.get('type')!r}"))
-            for missing in dangling_refs(schema):
-                found.append(Failure("dangling-ref", f"{name}: {key} refers to {missing!r}, which is not there"))
-                break
-            for at, node in objects(schema):
-                props = node.get("properties")
-                req = node.get("required")
-                if (
-                    isinstance(req, list)
-                    and isinstance(props, dict)
-                    and node.get("additionalProperties", True) is False
-                ):
-                    lost = [r for r in req if r not in props]
-                    if lost:
-                        found.append(Failure("required-not-in-properties", f"{name}: {key}{at}: {lost[:5]}"))
-                        break
-            if key == "inputSchema":
-                props = schema.get("properties", {})
-                lost = [r for r in schema.get("required", []) if r not in props]
-                if lost:
-                    found.append(Failure("required-not-in-properties", f"{name}: inputSchema: {lost[:5]}"))
-                bad = [p for p in props if not ARG_NAME.match(p)]
-                if bad:
-                    found.append(Failure("argument-name", f"{name}: argument names {bad[:5]} are not client-safe"))
-    if [dict(t) for t in listed] != [dict(t) for t in expected]:
-        detail = tools_difference(listed, expected)
-        found.append(Failure("listed-differs-from-tools.json", detail))
-    return found
-
-
-_META: Any = None
-_DEF_PROBLEMS: dict[str, str] = {}  # a definition's canonical JSON -> its metaschema problem ("" if none)
-
-
-def metaschema_problem(schema: Mapping[str, Any]) -> str:
-    """Draft202012Validator.check_schema, with one metaschema validator reused for every schema.
-
-    The metaschema checks each `$defs` entry as a schema of its own, so the root (without `$defs`) and
-    each definition are checked apart, and a definition shared by many tools is checked once."""
-    defs = schema.get("$defs")
-    if not isinstance(defs, dict):
-        return _meta_problem(schema)
-    problem = _meta_problem({k: v for k, v in schema.items() if k != "$defs"})
-    for name, definition in defs.items():
-        if problem:
-            break
-        key = json.dumps(definition, sort_keys=True)
-        if key not in _DEF_PROBLEMS:
-            _DEF_PROBLEMS[key] = _meta_problem(definition)
-        if _DEF_PROBLEMS[key]:
-            problem = f"in $defs/{name}: {_DEF_PROBLEMS[key]}"
-    return problem
-
-
-def _meta_problem(schema: Any) -> str:
-    global _META
-    from jsonschema import Draft202012Validator
-
-    if _META is None:  # what check_schema builds on every call, including its format checker (regex patterns)
-        _META = Draft202012Validator(
-            Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER
-        )
-    error = next(iter(_META.iter_errors(schema)), None)
-    if error is None:
-        return ""
-    where = "/".join(str(p) for p in error.absolute_path)
-    return f"at /{where}: {error.message[:300]}"
-
-
-def objects(schema: Any, at: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
-    stack: list[tuple[str, Any]] = [(at, schema)]
-    while stack:
-        where, node = stack.pop()
-        if isinstance(node, dict):
-            yield where, node
-            for key, value in node.items():
-                if key not in ("enum", "const", "default", "examples", "example"):
-                    stack.append((f"{where}/{key}", value))
-        elif isinstance(node, list):
-            stack.extend((f"{where}/{i}", v) for i, v in enumerate(node))
-
-
-def dangling_refs(schema: Mapping[str, Any]) -> Iterator[str]:
-    """Local references (`$ref`, and discriminator mapping values) that name nothing in `schema`."""
-    for _, node in objects(schema):
-        refs = [node.get("$ref")]
-        discriminator = node.get("discriminator")
-        if isinstance(discriminator, dict) and isinstance(discriminator.get("mapping"), dict):
-            refs += list(discriminator["mapping"].values())
-        for ref in refs:
-            if not (isinstance(ref, str) and ref.startswith("#")):
-                continue
-            target: Any = schema
-            for token in ref[1:].split("/")[1:]:
-                token = token.replace("~1", "/").replace("~0", "~")
-                if isinstance(target, dict) and token in target:
-                    target = target[token]
-                else:
-                    yield ref
-                    break
-
-
-def tools_difference(listed: Sequence[Mapping[str, Any]], expected: Sequence[Mapping[str, Any]]) -> str:
-    if len(listed) != len(expected):
-        return f"listed {len(listed)} tools, tools.json has {len(expected)}"
-    for a, b in zip(listed, expected):
-        if a != b:
-            keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-            return f"tool {b.get('name')!r} differs in {keys}"
-    return "different"
-
-
-async def list_over_stdio(out: Path, package: str, timeout: float) -> tuple[list[dict[str, Any]], str]:
-    """Start the generated server with this Python over stdio; list every page of tools; return (tools, stderr)."""
-    import anyio
-    from mcp import Client, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", package],
-        # every tool listed, also from a package whose default is the discovery surface
-        env={"PYTHONPATH": str(out / "src"), "PYTHONDONTWRITEBYTECODE": "1", f"{package.upper()}_SURFACE": "tools"},
-        cwd=str(out),
-    )
-    tools: list[dict[str, Any]] = []
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
-        try:
-            with anyio.fail_after(timeout):
-                async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
-                    cursor: str | None = None
-                    for _ in range(10_000):  # bounded pagination
-                        page = await client.list_tools(cursor=cursor)
-                        tools += [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in page.tools]
-                        cursor = page.next_cursor
-                        if cursor is None:
-                            break
-        except TimeoutError:
-            errlog.seek(0)
-            raise Failure(
-                "server-timeout", f"tools/list did not finish in {timeout:g} s; stderr: {errlog.read()[-800:]}"
-            )
-        except Exception as exc:
-            errlog.seek(0)
-            raise Failure("list-failed", f"{type(exc).__name__}: {exc}; stderr: {errlog.read()[-1500:]}")
-        errlog.seek(0)
-        stderr = errlog.read()
-    return tools, stderr
-
-
-def run_one(spec: str, options: Mapping[str, Any]) -> Outcome:
-    import anyio
-
-    result = Outcome(spec=spec)
-    started = time.perf_counter()
-    try:
-        with tempfile.TemporaryDirectory(prefix="corpus-") as tmp:
-            out = Path(tmp) / "server"
-            generated = generate_into(spec, out, result, validate=options.get("validate"))
-            if generated is not None:
-                result.tools = len(generated.tools)
-                package = generated.project.package
-                missing = missing_dependencies(out / "pyproject.toml")
-                if missing:
-                    raise Failure("runtime-dependency-missing", f"not installed in {sys.executable}: {missing}")
-                expected = json.loads((out / "src" / package / "tools.json").read_text(encoding="utf-8"))
-                t0 = time.perf_counter()
-                listed, stderr = anyio.run(list_over_stdio, out, package, float(options.get("list_timeout", 120)))
-                result.seconds["list"] = round(time.perf_counter() - t0, 2)
-                if "Traceback (most recent call last)" in stderr:
-                    raise Failure("server-traceback", stderr[-1500:])
-                failures = check_tools(listed, expected)
-                if failures:
-                    raise Failure(failures[0].category, "; ".join(f.detail for f in failures[:3])[:1500])
-                if options.get("own_tests"):
-                    from corpus_own_tests import OwnTestsFailed, run_own_tests  # tools/corpus_own_tests.py
-
-                    t0 = time.perf_counter()
-                    try:
-                        result.unbuilt = run_own_tests(
-                            out, options["own_tests"], float(options.get("list_timeout", 120))
-                        )
-                    except OwnTestsFailed as exc:
-                        raise Failure("own-tests-failed", str(exc)) from None
-                    result.seconds["own_tests"] = round(time.perf_counter() - t0, 2)
-                if options.get("calls"):
-                    from corpus_calls import call_spec  # tools/corpus_calls.py
-
-                    try:
-                        result.calls = call_spec(spec, out, package, options)
-                    except Exception as exc:  # Prism refusing the document, a hung server: reported, not a listing FAIL
-                        kind = f"{type(exc).__name__}: {str(exc).splitlines()[0][:100] if str(exc) else ''}"
-                        result.calls = {
-                            "counts": {"calls-crashed": 1},
-                            "crashes": {kind: 1},
-                            "samples": {kind: traceback.format_exc(limit=-3)[-1500:]},
-                        }
-                result.outcome = WARN if (result.warnings or result.errors) else OK
-    except Failure as exc:
-        result.outcome, result.category, result.detail = FAIL, exc.category, exc.detail
-    except Exception as exc:  # the runner's own checks must not take the run down
-        result.outcome, result.category = FAIL, "runner-exception"
-        result.detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-4)}"
-    result.seconds["total"] = round(time.perf_counter() - started, 2)
-    return result
 
 
 # -- worker pool ----------------------------------------------------------------------------------------------
