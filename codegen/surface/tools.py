@@ -41,8 +41,9 @@ def map_tools(
     problems: list[Problem] = []
     names = _tool_names(api.operations, resolver, problems)
     mapped, shaped = _mappers(names, resolver, output_depth, compact, input_budget)
+    # a large API's operations are mapped in two processes (parallel.py), with `early`
     tools, found = map_operations(api.operations, resolver, api.dialect, mapped, shaped, early, names, waiting)
-    return tools, problems + found  # a large API's in two processes
+    return tools, problems + found
 
 
 def map_early(
