@@ -72,9 +72,8 @@ def share_early(paths: Any, resolver: Resolver, work: Callable[[list[str]], Part
         return None
 
     def run() -> Part | None:
-        before = _documents(resolver)
         part = work(theirs)
-        return part if _documents(resolver) == before else None  # reading them read a document: mapped here
+        return part if _single_document(resolver) else None  # reading them read a document: mapped here
 
     helper: forked.Helper[Any] = forked.Helper(run)
     if not helper.started:
@@ -151,12 +150,6 @@ def _early_cut(operations: Sequence[Operation], first: str, resolver: Resolver) 
         return None
     cut = next((i for i, op in enumerate(operations) if op.path >= first), len(operations))
     return cut if 0 < cut < len(operations) else None
-
-
-def _documents(resolver: Resolver) -> int:
-    """The documents read (or failed to be) so far."""
-    store = resolver.documents.store
-    return -1 if store is None else len(store.docs) + len(store.failures) + store.reads
 
 
 def _single_document(resolver: Resolver) -> bool:
