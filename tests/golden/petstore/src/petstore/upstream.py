@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -47,6 +48,8 @@ REDIRECTS = frozenset({301, 302, 303, 307, 308})
 MAX_REDIRECTS = 5
 READ_FACTOR = 2  # decoded bytes read, per byte of the size cap (a UTF-16 or Latin-1 text still fills the cap)
 TOKEN_BODY_LIMIT = 65_536  # bytes of a token endpoint's answer read
+URL_CACHE = 256  # parsed URLs kept (see _url)
+URL_CACHE_LENGTH = 2_048  # characters of the longest URL kept
 
 OnRetry = Callable[[int, float, str], Awaitable[None]]  # (attempt, delay, reason)
 
@@ -87,8 +90,8 @@ class Upstream:
         self._limiter = (
             RateLimiter(settings.rate_limit) if settings.rate_limit > 0 else None
         )
-        # requests in flight at once
-        self._slots = anyio.CapacityLimiter(settings.max_connections)
+        # requests in flight at once; a free slot is taken without a turn of the event loop (one less per call)
+        self._slots = anyio.Semaphore(settings.max_connections, fast_acquire=True)
 
     def pool(self) -> httpx.AsyncBaseTransport:
         """The transport every call's requests go through, without httpx's client layers (no cookie jar: one
@@ -151,9 +154,7 @@ class Upstream:
             and target[1:2] != "/"
             and "#" not in target
         ):
-            url = self._prefix + target.lstrip(
-                "/"
-            )  # parsed once, by httpx.Request (the same URL as below)
+            url = _url(self._prefix + target.lstrip("/"))  # the same URL as below
         else:
             url = httpx.URL(target)
             if url.is_relative_url:
@@ -379,6 +380,22 @@ async def fetch_token(
         return response.status_code, None if truncated else json.loads(body)
     except (ValueError, RecursionError):
         return response.status_code, None
+
+
+def _url(text: str) -> str | httpx.URL:
+    """`text`, or the URL httpx.Request would parse from it: one without a query (which may carry an API key or
+    a caller's values) of up to URL_CACHE_LENGTH characters is parsed once and kept, the last URL_CACHE of them
+    (a tool without path parameters calls the same URL every time)."""
+    if len(text) > URL_CACHE_LENGTH or "?" in text:
+        return text
+    return _parsed(text)
+
+
+@functools.lru_cache(maxsize=URL_CACHE)
+def _parsed(text: str) -> httpx.URL:
+    import httpx
+
+    return httpx.URL(text)
 
 
 def _base_url(url: httpx.URL) -> httpx.URL:
