@@ -5,6 +5,7 @@ generating (surface, install and run commands, client setup snippets)."""
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -70,7 +71,11 @@ def strict_stop(config: Config, problems: Any) -> None:
 
 
 def print_problems(problems: Any, *, quiet: bool, verbose: bool) -> None:
-    ordered: list[Problem] = sorted(problems, key=lambda p: (p.level is not Level.ERROR, *sort_key(p)))
+    """Errors first, then warnings (at most MAX_WARNINGS without --verbose), in spec order. A problem met more
+    than once at the same place (a shared parameter or schema, found again by each operation that uses it) is
+    printed once, with its count."""
+    counts = Counter[Problem](problems)
+    ordered: list[Problem] = sorted(counts, key=lambda p: (p.level is not Level.ERROR, *sort_key(p)))
     warnings = 0
     for problem in ordered:
         if problem.level is Level.WARNING:
@@ -79,7 +84,8 @@ def print_problems(problems: Any, *, quiet: bool, verbose: bool) -> None:
             warnings += 1
             if warnings > MAX_WARNINGS and not verbose:
                 continue
-        typer.echo(str(problem), err=True)
+        times = counts[problem]
+        typer.echo(f"{problem} (×{times:,})" if times > 1 else str(problem), err=True)
     if warnings > MAX_WARNINGS and not verbose:
         typer.echo(f"... and {warnings - MAX_WARNINGS} more warnings (use --verbose to see all)", err=True)
 
@@ -87,10 +93,12 @@ def print_problems(problems: Any, *, quiet: bool, verbose: bool) -> None:
 def print_done(result: Result, out: Path, config: Config) -> None:
     errors = sum(p.level is Level.ERROR for p in result.problems)
     warnings = len(result.problems) - errors
+    distinct = len({p for p in result.problems if p.level is Level.WARNING})
+    warned = f"{warnings} warnings" + (f", {distinct} distinct" if distinct < warnings else "")
     assert result.project is not None
     skipped = f", {errors} skipped" if has_errors(result.problems) else ""
     typer.echo(
-        f"generated {len(result.tools)} tools{skipped} into {out}/ ({warnings} warnings)\n"
+        f"generated {len(result.tools)} tools{skipped} into {out}/ ({warned})\n"
         f"  surface: {result.surface.name}: tools/list has {result.surface.listed} tools, "
         f"{result.surface.tokens:,} tokens (cl100k)\n"
         f"  install: pip install {out if out.is_absolute() else f'./{out}'}\n"

@@ -94,6 +94,31 @@ def test_validation_findings_carry_pointers(tmp_path: Path) -> None:
     assert "warning: #/paths/~1a/get/responses/200: invalid spec: {'description': 5}" in result.stderr
 
 
+def test_a_problem_met_by_many_operations_is_printed_once_with_its_count(tmp_path: Path) -> None:
+    shared = {"name": "$top", "in": "query", "schema": {"type": "integer"}}
+    spec = write_spec(
+        tmp_path,
+        mini_spec(
+            {
+                f"/{name}": {
+                    "get": {
+                        "operationId": name,
+                        "parameters": [{"$ref": "#/components/parameters/top"}],
+                        "responses": {"200": {"description": "ok"}},
+                    }
+                }
+                for name in ("a", "b", "c")
+            },
+            components={"parameters": {"top": shared}},
+        ),
+    )
+    result = run(spec, "-o", tmp_path / "out", "--no-validate")
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("warning: #/components/parameters/top:")]
+    assert len(lines) == 1 and lines[0].endswith("sends it as '$top' (×3)"), result.stderr
+    assert "(3 warnings, 1 distinct)" in result.stderr
+
+
 def test_refuses_to_overwrite_a_foreign_folder(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
