@@ -14,29 +14,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import resource
 import statistics
 import sys
 import time
 from typing import Any
 
-
-def tree_cpu(pid: int) -> float:
-    """User + system seconds of `pid` and its descendants (Linux /proc)."""
-    total = 0.0
-    todo = [pid]
-    tick = os.sysconf("SC_CLK_TCK")
-    while todo:
-        current = todo.pop()
-        try:
-            fields = open(f"/proc/{current}/stat").read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
-            children = open(f"/proc/{current}/task/{current}/children").read().split()
-        except (OSError, IndexError, ValueError):
-            continue
-        todo += [int(c) for c in children]
-    return total
+from harness import tree_cpu  # the same count as every other CPU figure of the bench
 
 
 async def run(a: argparse.Namespace) -> dict[str, Any]:

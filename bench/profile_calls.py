@@ -28,7 +28,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "tools")]
 
-from loadgen import tree_cpu  # noqa: E402
+from harness import tree_cpu  # noqa: E402
 from bench_upstream import Upstream  # noqa: E402
 from server_env import server_environment  # noqa: E402
 
