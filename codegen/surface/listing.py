@@ -75,8 +75,8 @@ def fitted_listing(
         return fitted, [], None, None
     _, after, fitted_text = writer.measure([t.to_json() for t in fitted], end=end)
     message = (
-        f"tools/list would cost more than {limit:,} tokens: output schemas are left out of it, "
-        f"which brings it to {after:,}; results are still returned whole"
+        f"a tools/list of every tool (the tools surface) would cost more than {limit:,} tokens: output schemas are "
+        f"left out of it, which brings it to {after:,}; results are still returned whole"
     )
     return fitted, [Problem(Level.WARNING, message, "")], fitted_text, after
 
