@@ -87,14 +87,14 @@ def print_problems(problems: Any, *, quiet: bool, verbose: bool) -> None:
         times = counts[problem]
         typer.echo(f"{problem} (×{times:,})" if times > 1 else str(problem), err=True)
     if warnings > MAX_WARNINGS and not verbose:
-        typer.echo(f"... and {warnings - MAX_WARNINGS} more warnings (use --verbose to see all)", err=True)
+        typer.echo(f"... and {warnings - MAX_WARNINGS:,} more warnings (use --verbose to see all)", err=True)
 
 
 def print_done(result: Result, out: Path, config: Config) -> None:
     errors = sum(p.level is Level.ERROR for p in result.problems)
     warnings = len(result.problems) - errors
     distinct = len({p for p in result.problems if p.level is Level.WARNING})
-    warned = f"{warnings} warnings" + (f", {distinct} distinct" if distinct < warnings else "")
+    warned = f"{warnings:,} warnings" + (f", {distinct:,} distinct" if distinct < warnings else "")
     assert result.project is not None
     skipped = f", {errors} skipped" if has_errors(result.problems) else ""
     typer.echo(
