@@ -50,6 +50,7 @@ TOOLS_FILES = {
     "src/petstore/calls.py",
     "src/petstore/pool.py",
     "src/petstore/catalog.py",
+    "src/petstore/datafiles.py",
     "src/petstore/cli.py",
     "src/petstore/web.py",
     "src/petstore/settings.py",

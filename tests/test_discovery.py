@@ -282,13 +282,19 @@ def discovery_package(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str
 
 
 def load_search(files: dict[str, str], tmp_path: Path) -> ModuleType:
-    """The generated search.py, imported from a package of its own (with query.py, which it imports)."""
+    """The generated search.py, imported from a package of its own (with query.py and datafiles.py, which it
+    imports)."""
     folder = tmp_path / "petd_search"
     folder.mkdir(exist_ok=True)
     (folder / "__init__.py").write_text("", encoding="utf-8")
-    for name in ("search.py", "query.py"):
+    for name in ("search.py", "query.py", "datafiles.py"):
         (folder / name).write_text(files[f"src/petd/{name}"], encoding="utf-8")
-    modules = {"petd_search": "__init__.py", "petd_search.query": "query.py", "petd_search.search": "search.py"}
+    modules = {
+        "petd_search": "__init__.py",
+        "petd_search.query": "query.py",
+        "petd_search.datafiles": "datafiles.py",
+        "petd_search.search": "search.py",
+    }
     for name, file in modules.items():
         spec = importlib.util.spec_from_file_location(name, folder / file)
         assert spec is not None and spec.loader is not None

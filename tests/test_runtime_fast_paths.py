@@ -33,6 +33,27 @@ def test_start_up_does_not_import_httpx(petstore_package: Path) -> None:
     assert json.loads(run_in_package(petstore_package, code)) is False
 
 
+def test_data_files_are_parsed_with_the_collector_paused(petstore_package: Path) -> None:
+    """datafiles.read: the collector is off while a file is parsed and as it was after; what was read is in its
+    oldest generation (gc.freeze, gc.unfreeze), where the younger collections do not walk it again."""
+    code = (
+        "import gc, json\n"
+        "from importlib.resources import files\n"
+        "import petstore.datafiles as d\n"
+        "seen, loads = [], json.loads\n"
+        "json.loads = lambda text: (seen.append(gc.isenabled()), loads(text))[1]\n"
+        "tools = d.read('tools.json')\n"
+        "on_after = gc.isenabled()\n"
+        "oldest = any(o is tools for o in gc.get_objects(generation=2))\n"
+        "gc.disable()\n"
+        "d.read('routes.json')\n"
+        "off_after = not gc.isenabled()\n"
+        "same = tools == loads(files('petstore').joinpath('tools.json').read_text(encoding='utf-8'))\n"
+        "print(json.dumps([seen, on_after, oldest, off_after, same]))"
+    )
+    assert json.loads(run_in_package(petstore_package, code)) == [[False, False], True, True, True, True]
+
+
 @pytest.mark.parametrize(
     ("body", "content_type"),
     [

@@ -38,6 +38,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("server.py.jinja", "src/{package}/server.py"),
     ("calls.py.jinja", "src/{package}/calls.py"),
     ("catalog.py.jinja", "src/{package}/catalog.py"),
+    ("datafiles.py.jinja", "src/{package}/datafiles.py"),
     ("cli.py.jinja", "src/{package}/cli.py"),
     ("web.py.jinja", "src/{package}/web.py"),
     ("settings.py.jinja", "src/{package}/settings.py"),

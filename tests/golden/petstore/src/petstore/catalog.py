@@ -3,11 +3,10 @@ plans) read on first use."""
 
 from __future__ import annotations
 
-import json
-from importlib.resources import files
 from typing import Any
 
 from .auth import Security
+from .datafiles import read
 from .paging import Shaping
 from .plans import Route
 
@@ -19,9 +18,7 @@ def load_tools() -> list[dict[str, Any]]:
     """The tools exactly as tools/list sends them. They are served as parsed: the SDK validates the
     tools/list result against the client's protocol version anyway, so building `types.Tool` models
     first would only validate and serialize the same data twice."""
-    tools: list[dict[str, Any]] = json.loads(
-        files(__package__).joinpath("tools.json").read_text(encoding="utf-8")
-    )
+    tools: list[dict[str, Any]] = read("tools.json")
     return tools
 
 
@@ -36,9 +33,7 @@ class Routes:
 
     def _load(self) -> dict[str, Any]:
         if self._raw is None:
-            self._raw = json.loads(
-                files(__package__).joinpath("routes.json").read_text(encoding="utf-8")
-            )
+            self._raw = read("routes.json")
         return self._raw
 
     def security(self, name: str) -> Security:
